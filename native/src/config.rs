@@ -1,0 +1,642 @@
+//! Settings: S3A's `fs.s3a.*` keys, per-bucket overrides, and the native `fs.s3a.native.*`
+//! keys, validated into a [`WriterConfig`].
+//!
+//! Keys and defaults follow Hadoop's S3A (hadoop-aws `Constants`): a value for bucket `b`
+//! is looked up as `fs.s3a.bucket.b.<rest>` first, then `fs.s3a.<rest>`. Sizes accept
+//! Hadoop's binary suffixes (`64M` = 64 MiB, `1g`, `512k`, plain bytes); durations accept
+//! `ms`, `s`, `m`, `h`, `d` suffixes (a plain number is in the key's default unit);
+//! booleans are `true`/`false` in any case. An invalid value is an error naming the key,
+//! never a silent default.
+//!
+//! Native-only keys (all optional):
+//!
+//! | key | meaning | default |
+//! |---|---|---|
+//! | `fs.s3a.native.memory.budget` | process-wide bytes of part buffers (admission: see `pool`) | 1 GiB |
+//! | `fs.s3a.native.parts.in.flight` | parts one writer may have uploading at once | `fs.s3a.fast.upload.active.blocks`, else 4 |
+//! | `fs.s3a.native.runtime.threads` | worker threads of the process-wide runtime (first writer fixes it) | CPUs, at least 2 |
+//! | `fs.s3a.native.part.size` | first part size, 5 MiB..5 GiB | `fs.s3a.multipart.size`, else 64 MiB |
+//! | `fs.s3a.native.part.size.fixed` | keep every part the same size (stores such as R2) | false |
+//! | `fs.s3a.native.max.parts` | parts allowed per object, 1..10,000 | 10,000 |
+//! | `fs.s3a.native.checksum` | `none`, `sha256` or `crc64nvme` checksum per part | none |
+//! | `fs.s3a.native.payload.signing` | SigV4-sign the payload (SHA-256 of every byte) | true over http, false over https |
+//! | `fs.s3a.native.request.timeout` | one HTTP request, body included (seconds if no unit) | 10 min |
+//!
+//! S3A keys read: `fs.s3a.endpoint`, `fs.s3a.endpoint.region`, `fs.s3a.path.style.access`,
+//! `fs.s3a.connection.ssl.enabled`, `fs.s3a.access.key`, `fs.s3a.secret.key`,
+//! `fs.s3a.session.token`, `fs.s3a.multipart.size`, `fs.s3a.fast.upload.active.blocks`,
+//! `fs.s3a.connection.maximum`, `fs.s3a.retry.limit`, `fs.s3a.encryption.algorithm` /
+//! `fs.s3a.encryption.key` (and the legacy `fs.s3a.server-side-encryption-algorithm` /
+//! `fs.s3a.server-side-encryption.key`), `fs.s3a.create.storage.class`,
+//! `fs.s3a.object.content.encoding`, `fs.s3a.requester.pays.enabled`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// 5 MiB: S3's smallest allowed part other than the last.
+pub const MIN_PART_SIZE: u64 = 5 * 1024 * 1024;
+/// 5 GiB: S3's largest allowed part, and largest single PUT.
+pub const MAX_PART_SIZE: u64 = 5 * 1024 * 1024 * 1024;
+/// S3's part number limit.
+pub const MAX_PARTS: u32 = 10_000;
+/// Default first part size: S3A's `fs.s3a.multipart.size` default, 64 MiB.
+pub const DEFAULT_PART_SIZE: u64 = 64 * 1024 * 1024;
+/// Default process-wide memory budget: 1 GiB.
+pub const DEFAULT_MEMORY_BUDGET: u64 = 1024 * 1024 * 1024;
+
+/// Settings as a string map of Hadoop configuration keys to values.
+///
+/// `Debug` prints keys only for values that may be secret (access key, secret key, session
+/// token, encryption key).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    map: BTreeMap<String, String>,
+}
+
+impl Settings {
+    /// Empty settings: every value takes its default.
+    pub fn new() -> Self {
+        Settings::default()
+    }
+
+    /// Set `key` to `value` (builder style).
+    pub fn with(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.set(key, value);
+        self
+    }
+
+    /// Set `key` to `value`.
+    pub fn set(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.map.insert(key.into(), value.into());
+    }
+
+    /// The raw value of `key`, without per-bucket resolution.
+    pub fn get_raw(&self, key: &str) -> Option<&str> {
+        self.map.get(key).map(String::as_str)
+    }
+
+    /// All key/value pairs.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.map.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The value of `fs.s3a.<rest>` for `bucket`: `fs.s3a.bucket.<bucket>.<rest>` when set,
+    /// else `fs.s3a.<rest>`. Blank values count as unset, as in Hadoop's `getTrimmed`.
+    pub fn get(&self, bucket: &str, rest: &str) -> Option<&str> {
+        let per_bucket = format!("fs.s3a.bucket.{bucket}.{rest}");
+        self.map
+            .get(&per_bucket)
+            .or_else(|| self.map.get(&format!("fs.s3a.{rest}")))
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// Which key [`Settings::get`] read for `rest`, for error messages.
+    fn key_for(&self, bucket: &str, rest: &str) -> String {
+        let per_bucket = format!("fs.s3a.bucket.{bucket}.{rest}");
+        if self.map.contains_key(&per_bucket) {
+            per_bucket
+        } else {
+            format!("fs.s3a.{rest}")
+        }
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Settings {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        Settings { map: iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect() }
+    }
+}
+
+impl From<HashMap<String, String>> for Settings {
+    fn from(map: HashMap<String, String>) -> Self {
+        map.into_iter().collect()
+    }
+}
+
+fn is_secret_key(key: &str) -> bool {
+    key.ends_with(".access.key")
+        || key.ends_with(".secret.key")
+        || key.ends_with(".session.token")
+        || key.ends_with("encryption.key")
+        || key.ends_with("server-side-encryption.key")
+}
+
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut m = f.debug_map();
+        for (k, v) in &self.map {
+            if is_secret_key(k) {
+                m.entry(k, &"****");
+            } else {
+                m.entry(k, v);
+            }
+        }
+        m.finish()
+    }
+}
+
+/// Server-side encryption of the objects written.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum Encryption {
+    /// SSE-S3 (`AES256`).
+    SseS3,
+    /// SSE-KMS with an optional key id (the bucket's default key when absent).
+    SseKms(Option<String>),
+    /// DSSE-KMS with an optional key id.
+    DsseKms(Option<String>),
+    /// SSE-C with the base64 customer key; sent with every create, part and PUT request.
+    SseC(String),
+}
+
+impl fmt::Debug for Encryption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Encryption::SseS3 => f.write_str("SSE-S3"),
+            Encryption::SseKms(k) => write!(f, "SSE-KMS({})", k.as_deref().unwrap_or("default key")),
+            Encryption::DsseKms(k) => write!(f, "DSSE-KMS({})", k.as_deref().unwrap_or("default key")),
+            Encryption::SseC(_) => f.write_str("SSE-C(****)"),
+        }
+    }
+}
+
+/// Per-part checksum sent with each part (`x-amz-checksum-*`) and with Complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChecksumMode {
+    /// No checksum headers: for stores that reject them.
+    None,
+    /// SHA-256 of each part.
+    Sha256,
+    /// CRC64/NVME of each part.
+    Crc64Nvme,
+}
+
+/// Everything that shapes the HTTP client: writers with equal `StoreConfig`s share one
+/// client, connection pool and upload concurrency limit. `Debug` hides credentials.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct StoreConfig {
+    pub bucket: String,
+    /// Endpoint URL with scheme, bucket included for virtual-hosted style; `None` = AWS.
+    pub endpoint: Option<String>,
+    pub region: String,
+    pub path_style: bool,
+    pub allow_http: bool,
+    pub access_key: Option<String>,
+    pub secret_key: Option<String>,
+    pub session_token: Option<String>,
+    pub encryption: Option<Encryption>,
+    pub checksum: ChecksumMode,
+    pub sign_payload: bool,
+    pub request_timeout: Duration,
+    pub max_retries: usize,
+    pub requester_pays: bool,
+    /// Process-wide concurrent part uploads through this client (`fs.s3a.connection.maximum`).
+    pub max_concurrent_uploads: usize,
+}
+
+impl StoreConfig {
+    /// The configured secret values, to scrub from error messages.
+    pub(crate) fn secrets(&self) -> Vec<&str> {
+        let mut s: Vec<&str> = [&self.access_key, &self.secret_key, &self.session_token]
+            .into_iter()
+            .filter_map(|v| v.as_deref())
+            .collect();
+        if let Some(Encryption::SseC(k)) = &self.encryption {
+            s.push(k);
+        }
+        s
+    }
+}
+
+impl fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreConfig")
+            .field("bucket", &self.bucket)
+            .field("endpoint", &self.endpoint)
+            .field("region", &self.region)
+            .field("path_style", &self.path_style)
+            .field("credentials", &self.access_key.as_ref().map(|_| "****"))
+            .field("encryption", &self.encryption)
+            .field("checksum", &self.checksum)
+            .field("sign_payload", &self.sign_payload)
+            .field("request_timeout", &self.request_timeout)
+            .field("max_retries", &self.max_retries)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A writer's validated configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriterConfig {
+    pub store: StoreConfig,
+    /// Size of the first part, and of every part in fixed mode (bytes).
+    pub part_size: u64,
+    /// All parts the same size; otherwise parts grow (see [`part_size_for`]).
+    pub fixed_part_size: bool,
+    /// Most parts one object may have.
+    pub max_parts: u32,
+    /// Parts one writer may have uploading at once (at least 1).
+    pub parts_in_flight: usize,
+    /// Process-wide part buffer bytes.
+    pub memory_budget: u64,
+    /// Worker threads of the process-wide runtime.
+    pub runtime_threads: usize,
+    /// `x-amz-storage-class`, upper-cased as S3A does.
+    pub storage_class: Option<String>,
+    /// `Content-Encoding` of the object.
+    pub content_encoding: Option<String>,
+}
+
+impl WriterConfig {
+    /// Validate `settings` for writing to `bucket`.
+    ///
+    /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the
+    /// key of an invalid value; [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported)
+    /// naming the key of a setting the native writer cannot reproduce (`fs.s3a.acl.default`,
+    /// client-side encryption `CSE-KMS`/`CSE-CUSTOM`, `fs.s3a.encryption.context`,
+    /// access points, FIPS endpoints, an HTTP proxy).
+    pub fn resolve(settings: &Settings, bucket: &str) -> Result<WriterConfig> {
+        validate_bucket(bucket)?;
+        let r = Reader { settings, bucket };
+        r.check_unsupported()?;
+
+        let ssl = r.bool("connection.ssl.enabled", true)?;
+        let path_style = r.bool("path.style.access", false)?;
+        let endpoint = r.str("endpoint").map(|e| endpoint_url(e, ssl, path_style, bucket)).transpose()?;
+        let allow_http = endpoint.as_deref().is_some_and(|e| e.starts_with("http://"));
+        let region = r.str("endpoint.region").unwrap_or("us-east-1").to_string();
+
+        let (access_key, secret_key, session_token) = r.credentials()?;
+        let encryption = r.encryption()?;
+        let checksum = match r.str("native.checksum").map(str::to_ascii_lowercase).as_deref() {
+            None | Some("none") => ChecksumMode::None,
+            Some("sha256") => ChecksumMode::Sha256,
+            Some("crc64nvme") => ChecksumMode::Crc64Nvme,
+            Some(other) => {
+                return Err(Error::invalid_setting(
+                    &r.key("native.checksum"),
+                    format!("'{other}' is not one of none, sha256, crc64nvme"),
+                ))
+            }
+        };
+        let sign_payload = r.bool("native.payload.signing", allow_http)?;
+        let request_timeout = r.duration("native.request.timeout", Duration::from_secs(600), Unit::Seconds)?;
+        let max_retries = r.int("retry.limit", 7, 0, 100)? as usize;
+        let requester_pays = r.bool("requester.pays.enabled", false)?;
+        let max_concurrent_uploads = r.int("connection.maximum", 96, 1, 100_000)? as usize;
+
+        let s3a_part = r.size("multipart.size", DEFAULT_PART_SIZE)?;
+        let part_size = match r.str("native.part.size") {
+            Some(_) => r.size("native.part.size", DEFAULT_PART_SIZE)?,
+            None => s3a_part,
+        };
+        let part_key = if r.str("native.part.size").is_some() { "native.part.size" } else { "multipart.size" };
+        if !(MIN_PART_SIZE..=MAX_PART_SIZE).contains(&part_size) {
+            return Err(Error::invalid_setting(
+                &r.key(part_key),
+                format!("part size {part_size} B is outside S3's limits of 5 MiB (5,242,880 B) to 5 GiB"),
+            ));
+        }
+        let active_blocks = r.int("fast.upload.active.blocks", 4, 1, 1_000_000)?;
+        let parts_in_flight = r.int("native.parts.in.flight", active_blocks, 1, 10_000)? as usize;
+        let default_threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(2) as i64;
+
+        Ok(WriterConfig {
+            store: StoreConfig {
+                bucket: bucket.to_string(),
+                endpoint,
+                region,
+                path_style,
+                allow_http,
+                access_key,
+                secret_key,
+                session_token,
+                encryption,
+                checksum,
+                sign_payload,
+                request_timeout,
+                max_retries,
+                requester_pays,
+                max_concurrent_uploads,
+            },
+            part_size,
+            fixed_part_size: r.bool("native.part.size.fixed", false)?,
+            max_parts: r.int("native.max.parts", MAX_PARTS as i64, 1, MAX_PARTS as i64)? as u32,
+            parts_in_flight,
+            memory_budget: r.size("native.memory.budget", DEFAULT_MEMORY_BUDGET)?,
+            runtime_threads: r.int("native.runtime.threads", default_threads, 1, 1024)? as usize,
+            storage_class: r.str("create.storage.class").map(str::to_ascii_uppercase),
+            content_encoding: r.str("object.content.encoding").map(str::to_string),
+        })
+    }
+
+    /// Size of part `part_number` (1-based).
+    pub fn part_size_for(&self, part_number: u32) -> u64 {
+        part_size_for(self.part_size, self.fixed_part_size, part_number)
+    }
+}
+
+/// Size of part `part_number` (1-based) for a first part size of `base` bytes.
+///
+/// In fixed mode every part is `base`. Otherwise parts 1..=2,000 are `base`, and the size
+/// doubles every further 1,000 parts, capped at 5 GiB: with the 64 MiB default, objects up
+/// to 125 GiB have equal parts and 10,000 parts hold over 5 TiB (S3's object limit); even
+/// with 5 MiB parts 10,000 parts hold 2.5 TiB.
+pub fn part_size_for(base: u64, fixed: bool, part_number: u32) -> u64 {
+    if fixed || part_number <= 2000 {
+        return base;
+    }
+    let doublings = (part_number - 1) / 1000 - 1;
+    base.checked_shl(doublings).unwrap_or(MAX_PART_SIZE).min(MAX_PART_SIZE).max(base)
+}
+
+/// S3 bucket name rules, loosely: 3..63 characters of lower-case letters, digits, `.`, `-`
+/// and `_` (the last for older buckets and local servers).
+fn validate_bucket(bucket: &str) -> Result<()> {
+    let ok = (3..=63).contains(&bucket.len())
+        && bucket.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid_argument(format!("'{bucket}' is not a valid S3 bucket name")))
+    }
+}
+
+/// S3A's endpoint: a URL, or a host[:port] whose scheme comes from
+/// `fs.s3a.connection.ssl.enabled`. Virtual-hosted style puts the bucket in the host.
+fn endpoint_url(endpoint: &str, ssl: bool, path_style: bool, bucket: &str) -> Result<String> {
+    let (scheme, rest) = match endpoint.split_once("://") {
+        Some((s, rest)) if s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https") => {
+            (s.to_ascii_lowercase(), rest)
+        }
+        Some((s, _)) => {
+            return Err(Error::invalid_setting("fs.s3a.endpoint", format!("scheme '{s}' is not http or https")))
+        }
+        None => (if ssl { "https" } else { "http" }.to_string(), endpoint),
+    };
+    let rest = rest.trim_end_matches('/');
+    if rest.is_empty() || rest.contains('/') && !path_style {
+        return Err(Error::invalid_setting("fs.s3a.endpoint", format!("'{endpoint}' is not a host[:port] or URL")));
+    }
+    Ok(if path_style { format!("{scheme}://{rest}") } else { format!("{scheme}://{bucket}.{rest}") })
+}
+
+#[derive(Clone, Copy)]
+enum Unit {
+    Seconds,
+}
+
+struct Reader<'a> {
+    settings: &'a Settings,
+    bucket: &'a str,
+}
+
+impl Reader<'_> {
+    fn str(&self, rest: &str) -> Option<&str> {
+        self.settings.get(self.bucket, rest)
+    }
+
+    fn key(&self, rest: &str) -> String {
+        self.settings.key_for(self.bucket, rest)
+    }
+
+    fn bool(&self, rest: &str, default: bool) -> Result<bool> {
+        match self.str(rest) {
+            None => Ok(default),
+            Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+            Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+            Some(v) => Err(Error::invalid_setting(&self.key(rest), format!("'{v}' is not true or false"))),
+        }
+    }
+
+    fn int(&self, rest: &str, default: i64, min: i64, max: i64) -> Result<i64> {
+        let Some(v) = self.str(rest) else { return Ok(default) };
+        let n: i64 = v
+            .parse()
+            .map_err(|_| Error::invalid_setting(&self.key(rest), format!("'{v}' is not a whole number")))?;
+        if !(min..=max).contains(&n) {
+            return Err(Error::invalid_setting(&self.key(rest), format!("{n} is outside {min}..={max}")));
+        }
+        Ok(n)
+    }
+
+    fn size(&self, rest: &str, default: u64) -> Result<u64> {
+        match self.str(rest) {
+            None => Ok(default),
+            Some(v) => parse_size(v).map_err(|why| Error::invalid_setting(&self.key(rest), why)),
+        }
+    }
+
+    fn duration(&self, rest: &str, default: Duration, unit: Unit) -> Result<Duration> {
+        match self.str(rest) {
+            None => Ok(default),
+            Some(v) => parse_duration(v, unit).map_err(|why| Error::invalid_setting(&self.key(rest), why)),
+        }
+    }
+
+    fn credentials(&self) -> Result<(Option<String>, Option<String>, Option<String>)> {
+        let access = self.str("access.key").map(str::to_string);
+        let secret = self.str("secret.key").map(str::to_string);
+        let token = self.str("session.token").map(str::to_string);
+        match (&access, &secret) {
+            (Some(_), Some(_)) => Ok((access, secret, token)),
+            (Some(_), None) => Err(Error::invalid_setting(&self.key("secret.key"), "missing while an access key is set")),
+            (None, Some(_)) => Err(Error::invalid_setting(&self.key("access.key"), "missing while a secret key is set")),
+            // Like S3A's EnvironmentVariableCredentialsProvider.
+            (None, None) => {
+                let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+                match (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
+                    (Some(a), Some(s)) => Ok((Some(a), Some(s), env("AWS_SESSION_TOKEN"))),
+                    _ => Ok((None, None, None)),
+                }
+            }
+        }
+    }
+
+    fn encryption(&self) -> Result<Option<Encryption>> {
+        let (alg_rest, key_rest) = if self.str("encryption.algorithm").is_some() {
+            ("encryption.algorithm", "encryption.key")
+        } else {
+            ("server-side-encryption-algorithm", "server-side-encryption.key")
+        };
+        let Some(alg) = self.str(alg_rest) else { return Ok(None) };
+        let key = self.str(key_rest).map(str::to_string);
+        Ok(Some(match alg.to_ascii_uppercase().as_str() {
+            "AES256" | "SSE-S3" => Encryption::SseS3,
+            "SSE-KMS" | "AWS:KMS" => Encryption::SseKms(key),
+            "DSSE-KMS" | "AWS:KMS:DSSE" => Encryption::DsseKms(key),
+            "SSE-C" => match key {
+                Some(k) => Encryption::SseC(k),
+                None => return Err(Error::invalid_setting(&self.key(key_rest), "SSE-C needs a base64 encryption key")),
+            },
+            "CSE-KMS" | "CSE-CUSTOM" => {
+                return Err(Error::unsupported(&self.key(alg_rest), format!("client-side encryption {alg}")))
+            }
+            _ => {
+                return Err(Error::invalid_setting(
+                    &self.key(alg_rest),
+                    format!("'{alg}' is not one of AES256 (SSE-S3), SSE-KMS, DSSE-KMS, SSE-C, CSE-KMS, CSE-CUSTOM"),
+                ))
+            }
+        }))
+    }
+
+    /// Settings S3A honours that the native writer does not reproduce.
+    fn check_unsupported(&self) -> Result<()> {
+        let unsupported: [(&str, &str); 6] = [
+            ("acl.default", "canned ACL"),
+            ("encryption.context", "SSE-KMS encryption context"),
+            ("accesspoint.arn", "access point"),
+            ("proxy.host", "HTTP proxy"),
+            ("endpoint.fips", "FIPS endpoint"),
+            ("cse.method", "client-side encryption"),
+        ];
+        for (rest, what) in unsupported {
+            if let Some(v) = self.str(rest) {
+                if rest == "endpoint.fips" && v.eq_ignore_ascii_case("false") {
+                    continue;
+                }
+                return Err(Error::unsupported(&self.key(rest), what));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Hadoop's `getLongBytes`: a number with an optional binary suffix k, m, g, t, p.
+pub fn parse_size(v: &str) -> std::result::Result<u64, String> {
+    let v = v.trim();
+    let (digits, shift) = match v.chars().last().map(|c| c.to_ascii_lowercase()) {
+        Some('k') => (&v[..v.len() - 1], 10),
+        Some('m') => (&v[..v.len() - 1], 20),
+        Some('g') => (&v[..v.len() - 1], 30),
+        Some('t') => (&v[..v.len() - 1], 40),
+        Some('p') => (&v[..v.len() - 1], 50),
+        _ => (v, 0),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{v}' is not a size in bytes (a whole number, optionally with K, M, G, T or P)"))?;
+    n.checked_mul(1u64 << shift).ok_or_else(|| format!("'{v}' is too large"))
+}
+
+fn parse_duration(v: &str, unit: Unit) -> std::result::Result<Duration, String> {
+    let v = v.trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (digits, suffix) = v.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| format!("'{v}' is not a duration such as 30s or 500ms"))?;
+    let d = match (suffix.trim().to_ascii_lowercase().as_str(), unit) {
+        ("", Unit::Seconds) | ("s", _) => Duration::from_secs(n),
+        ("ms", _) => Duration::from_millis(n),
+        ("m", _) => Duration::from_secs(n * 60),
+        ("h", _) => Duration::from_secs(n * 3600),
+        ("d", _) => Duration::from_secs(n * 86400),
+        _ => return Err(format!("'{v}' has an unknown unit (use ms, s, m, h or d)")),
+    };
+    if d.is_zero() {
+        return Err("a duration must be positive".into());
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Settings {
+        Settings::new().with("fs.s3a.access.key", "AKIATESTKEY").with("fs.s3a.secret.key", "s3cr3tvalue")
+    }
+
+    #[test]
+    fn sizes_use_binary_suffixes() {
+        assert_eq!(parse_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_size("5242880"), Ok(MIN_PART_SIZE));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert!(parse_size("12x").is_err());
+        assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn per_bucket_overrides_win() {
+        let s = base().with("fs.s3a.multipart.size", "8M").with("fs.s3a.bucket.special.multipart.size", "16M");
+        assert_eq!(WriterConfig::resolve(&s, "special").unwrap().part_size, 16 << 20);
+        assert_eq!(WriterConfig::resolve(&s, "other").unwrap().part_size, 8 << 20);
+    }
+
+    #[test]
+    fn part_size_limits_name_the_key() {
+        for bad in ["5000000", "6G"] {
+            let e = WriterConfig::resolve(&base().with("fs.s3a.multipart.size", bad), "b1b").unwrap_err();
+            assert_eq!(e.setting(), Some("fs.s3a.multipart.size"), "{e}");
+            assert!(e.message().contains("5 MiB"), "{e}");
+        }
+        let e = WriterConfig::resolve(&base().with("fs.s3a.native.part.size", "1M"), "b1b").unwrap_err();
+        assert_eq!(e.setting(), Some("fs.s3a.native.part.size"));
+        assert!(WriterConfig::resolve(&base().with("fs.s3a.multipart.size", "5242880"), "b1b").is_ok());
+    }
+
+    #[test]
+    fn unsupported_settings_are_reported_by_key() {
+        let e = WriterConfig::resolve(&base().with("fs.s3a.acl.default", "PublicRead"), "b1b").unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Unsupported);
+        assert_eq!(e.setting(), Some("fs.s3a.acl.default"));
+        let e = WriterConfig::resolve(&base().with("fs.s3a.encryption.algorithm", "CSE-KMS"), "b1b").unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Unsupported);
+    }
+
+    #[test]
+    fn secrets_never_print() {
+        let s = base().with("fs.s3a.session.token", "tok3nvalue").with("fs.s3a.encryption.key", "k3yvalue");
+        let text = format!("{s:?} {:?}", WriterConfig::resolve(&s, "b1b"));
+        for secret in ["AKIATESTKEY", "s3cr3tvalue", "tok3nvalue", "k3yvalue"] {
+            assert!(!text.contains(secret), "{secret} leaked in {text}");
+        }
+    }
+
+    #[test]
+    fn endpoints_follow_s3a() {
+        assert_eq!(endpoint_url("127.0.0.1:9000", false, true, "b").unwrap(), "http://127.0.0.1:9000");
+        assert_eq!(endpoint_url("s3.eu-west-1.amazonaws.com", true, false, "b").unwrap(), "https://b.s3.eu-west-1.amazonaws.com");
+        assert_eq!(endpoint_url("http://h:1/", true, true, "b").unwrap(), "http://h:1");
+        assert!(endpoint_url("ftp://h", true, true, "b").is_err());
+    }
+
+    #[test]
+    fn grown_parts_hold_a_terabyte_within_ten_thousand_parts() {
+        for base in [MIN_PART_SIZE, DEFAULT_PART_SIZE] {
+            let total: u64 = (1..=MAX_PARTS).map(|n| part_size_for(base, false, n)).sum();
+            assert!(total >= 1 << 40, "base {base}: only {total} B in 10,000 parts");
+            assert!((1..=MAX_PARTS).all(|n| part_size_for(base, false, n) <= MAX_PART_SIZE));
+            // Sizes never shrink, so every non-final part is at least 5 MiB.
+            assert!((2..=MAX_PARTS).all(|n| part_size_for(base, false, n) >= part_size_for(base, false, n - 1)));
+        }
+        let big: u64 = (1..=MAX_PARTS).map(|n| part_size_for(DEFAULT_PART_SIZE, false, n)).sum();
+        assert!(big >= 5 << 40, "64 MiB parts reach S3's 5 TiB object limit");
+        assert!((1..=MAX_PARTS).all(|n| part_size_for(DEFAULT_PART_SIZE, true, n) == DEFAULT_PART_SIZE));
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let cases = [
+            ("fs.s3a.path.style.access", "yes"),
+            ("fs.s3a.native.parts.in.flight", "0"),
+            ("fs.s3a.native.memory.budget", "lots"),
+            ("fs.s3a.native.checksum", "md5"),
+            ("fs.s3a.encryption.algorithm", "ROT13"),
+            ("fs.s3a.native.request.timeout", "5 fortnights"),
+            ("fs.s3a.native.max.parts", "10001"),
+        ];
+        for (k, v) in cases {
+            let e = WriterConfig::resolve(&base().with(k, v), "b1b").unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{k}");
+            assert_eq!(e.setting(), Some(k), "{e}");
+        }
+        let e = WriterConfig::resolve(&Settings::new().with("fs.s3a.access.key", "AKIATESTKEY"), "b1b").unwrap_err();
+        assert_eq!(e.setting(), Some("fs.s3a.secret.key"));
+        assert!(WriterConfig::resolve(&base(), "Bad_Bucket!").is_err());
+    }
+}

@@ -1,0 +1,212 @@
+//! Errors of the native writer.
+//!
+//! Every failure is an [`Error`]: a stable [`ErrorKind`] that the C ABI and the JNI layer map
+//! to their own codes and exception types, a message for people, and where S3 gave one the S3
+//! error code (`NoSuchBucket`, `AccessDenied`, `EntityTooSmall`, ...). Messages never contain
+//! credentials: errors built from object_store failures are scrubbed of every secret the
+//! writer was configured with (see [`Error::scrub`]).
+
+use std::fmt;
+
+/// What kind of failure an [`Error`] is. The numeric values are the C ABI's error codes
+/// (`S3N_ERR_*` in `s3native.h`) and never change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum ErrorKind {
+    /// A bad argument or setting: an invalid value, an unknown mode, a part size out of
+    /// range. The message names the setting key when one is at fault.
+    InvalidArgument = 1,
+    /// A valid setting the native writer cannot reproduce (canned ACL, client-side
+    /// encryption, ...). The JVM layer catches this and writes the file through stock S3A.
+    Unsupported = 2,
+    /// S3 answered 404: missing bucket (`NoSuchBucket`), or upload (`NoSuchUpload`).
+    NotFound = 3,
+    /// S3 answered 401 or 403 (`AccessDenied`, `InvalidAccessKeyId`,
+    /// `SignatureDoesNotMatch`, ...).
+    AccessDenied = 4,
+    /// The caller asked a blocked call to stop (Java's `Thread.interrupt()`); the upload is
+    /// aborted, never reported as complete.
+    Interrupted = 5,
+    /// The call does not fit the writer's state: write after close, close after abort.
+    State = 6,
+    /// The object would need more than the allowed number of parts (10,000 for S3).
+    TooLarge = 7,
+    /// Any other failure talking to S3: network, 5xx after retries, 400-class rejections
+    /// such as `EntityTooSmall`.
+    Io = 8,
+    /// A bug: a panic caught at the C or JNI boundary.
+    Internal = 9,
+}
+
+/// A failure of the native writer. Cheap to clone: the first failure of a writer is kept and
+/// reported again by every later call.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    s3_code: Option<String>,
+    setting: Option<String>,
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A new error of `kind` with a message for people.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into(), s3_code: None, setting: None }
+    }
+
+    /// A bad value for the setting `key`.
+    pub fn invalid_setting(key: &str, reason: impl fmt::Display) -> Self {
+        Error {
+            kind: ErrorKind::InvalidArgument,
+            message: format!("invalid value for {key}: {reason}"),
+            s3_code: None,
+            setting: Some(key.to_string()),
+        }
+    }
+
+    /// A setting the native writer cannot honour; `key` is the setting to name in the
+    /// fallback log line.
+    pub fn unsupported(key: &str, reason: impl fmt::Display) -> Self {
+        Error {
+            kind: ErrorKind::Unsupported,
+            message: format!("{key}: {reason}; the native writer cannot honour it"),
+            s3_code: None,
+            setting: Some(key.to_string()),
+        }
+    }
+
+    /// A bad argument of a call.
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidArgument, message)
+    }
+
+    /// A call that does not fit the writer's state.
+    pub fn state(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::State, message)
+    }
+
+    /// The caller interrupted a blocked call.
+    pub fn interrupted(what: &str) -> Self {
+        Error::new(ErrorKind::Interrupted, format!("interrupted while {what}; the upload is aborted"))
+    }
+
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message, without the kind.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The S3 error code from the server's answer, when there was one.
+    pub fn s3_code(&self) -> Option<&str> {
+        self.s3_code.as_deref()
+    }
+
+    /// The setting key at fault, for [`ErrorKind::InvalidArgument`] and
+    /// [`ErrorKind::Unsupported`] errors about a setting.
+    pub fn setting(&self) -> Option<&str> {
+        self.setting.as_deref()
+    }
+
+    /// Prefix the message with what was being done, e.g. `"UploadPart 3 of s3://b/k"`.
+    pub(crate) fn context(mut self, what: impl fmt::Display) -> Self {
+        self.message = format!("{what}: {}", self.message);
+        self
+    }
+
+    /// Convert an object_store failure of operation `op` (e.g. "CreateMultipartUpload
+    /// s3://bucket/key"), classifying it by HTTP status and S3 error code, and scrub every
+    /// value of `secrets` (non-empty ones) out of the message.
+    pub(crate) fn from_store(op: impl fmt::Display, e: &object_store::Error, secrets: &[&str]) -> Self {
+        use object_store::Error as E;
+        let text = error_chain(e);
+        let s3_code = s3_error_code(&text);
+        let kind = match e {
+            E::NotFound { .. } => ErrorKind::NotFound,
+            E::PermissionDenied { .. } | E::Unauthenticated { .. } => ErrorKind::AccessDenied,
+            _ => match s3_code.as_deref() {
+                Some("NoSuchBucket" | "NoSuchUpload" | "NoSuchKey") => ErrorKind::NotFound,
+                Some("AccessDenied" | "InvalidAccessKeyId" | "SignatureDoesNotMatch") => ErrorKind::AccessDenied,
+                _ => ErrorKind::Io,
+            },
+        };
+        let code_part = s3_code.as_deref().map(|c| format!(" [{c}]")).unwrap_or_default();
+        let message = Error::scrub(&format!("{op} failed{code_part}: {text}"), secrets);
+        Error { kind, message, s3_code, setting: None }
+    }
+
+    /// Replace every occurrence of each non-empty secret in `text` with `****`.
+    pub fn scrub(text: &str, secrets: &[&str]) -> String {
+        let mut out = text.to_string();
+        for s in secrets.iter().filter(|s| s.len() >= 4) {
+            out = out.replace(s, "****");
+        }
+        out
+    }
+}
+
+/// The error and all its sources, joined with ": ", skipping a source whose text the
+/// previous level already included.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let t = s.to_string();
+        if !text.contains(&t) {
+            text.push_str(": ");
+            text.push_str(&t);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// The `<Code>...</Code>` of an S3 XML error body quoted in `text`, if any.
+fn s3_error_code(text: &str) -> Option<String> {
+    let start = text.find("<Code>")? + "<Code>".len();
+    let len = text[start..].find("</Code>")?;
+    let code = text[start..start + len].trim();
+    (!code.is_empty() && code.len() < 64).then(|| code.to_string())
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("s3_code", &self.s3_code)
+            .finish()
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_s3_code_in_an_error_body() {
+        let text = "Server returned non-2xx status code: 404 Not Found: <?xml version=\"1.0\"?><Error><Code>NoSuchBucket</Code><Message>x</Message></Error>";
+        assert_eq!(s3_error_code(text).as_deref(), Some("NoSuchBucket"));
+        assert_eq!(s3_error_code("no xml here"), None);
+    }
+
+    #[test]
+    fn scrub_removes_every_secret() {
+        let s = Error::scrub("key AKIAEXAMPLE and secret wJalrXUtnFEMI there", &["AKIAEXAMPLE", "wJalrXUtnFEMI", ""]);
+        assert_eq!(s, "key **** and secret **** there");
+    }
+}

@@ -1,0 +1,447 @@
+//! Process-wide resources: the runtime, the memory budget, the client cache and the
+//! process-wide statistics.
+//!
+//! # Memory budget
+//! Part buffers take bytes from one process-wide [`MemoryBudget`] when a part's first byte
+//! arrives, on the caller's thread, and give them back when the part's last upload attempt
+//! ends. Callers queue first-come first-served, so a writer never waits behind another
+//! writer's whole backlog. A caller is admitted when its bytes fit. It is also admitted
+//! beyond the budget (a counted *overcommit*) when waiting could never end: no part is
+//! uploading anywhere (so nothing will be given back by the runtime) and every thread that
+//! holds a partly filled part buffer is itself waiting in the queue, for example one thread
+//! writing several files in turn, or a part larger than the whole budget. Runtime threads
+//! never wait for the budget.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::client::{
+    HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpService, ReqwestConnector,
+};
+use object_store::{BackoffConfig, ClientOptions, RetryConfig};
+use once_cell::sync::Lazy;
+use tokio::runtime::Runtime;
+use tokio::sync::Semaphore;
+
+use crate::config::{ChecksumMode, Encryption, StoreConfig, WriterConfig};
+use crate::error::{Error, Result};
+use crate::stats::{Recorder, RequestKind};
+use crate::writer::Shared;
+
+static GLOBAL_STATS: Lazy<Recorder> = Lazy::new(Recorder::new);
+static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+static BUDGET: Lazy<MemoryBudget> = Lazy::new(|| MemoryBudget::new(crate::config::DEFAULT_MEMORY_BUDGET));
+
+/// The process-wide statistics.
+pub fn global_stats() -> &'static Recorder {
+    &GLOBAL_STATS
+}
+
+/// The process-wide memory budget.
+pub fn budget() -> &'static MemoryBudget {
+    &BUDGET
+}
+
+/// The process-wide runtime; the first caller's `threads` sizes it for the life of the
+/// process.
+pub(crate) fn runtime(threads: usize) -> &'static Runtime {
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads.max(1))
+            .thread_name("s3native-io")
+            .enable_all()
+            .build()
+            .expect("failed to start the s3native runtime")
+    })
+}
+
+/// The runtime if one was started.
+pub(crate) fn runtime_if_started() -> Option<&'static Runtime> {
+    RUNTIME.get()
+}
+
+/// Run `fut` to completion on the runtime from a caller's (non-runtime) thread, polling
+/// `interrupted` every 50 ms; returns `Err(Interrupted)` as soon as it says true (the
+/// future is dropped). Refuses to run on a runtime thread instead of panicking.
+pub(crate) fn block_on<F: std::future::Future>(
+    rt: &Runtime,
+    what: &str,
+    interrupted: &dyn Fn() -> bool,
+    fut: F,
+) -> Result<F::Output> {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(Error::state(format!(
+            "{what}: blocking s3native calls cannot run on an async runtime thread; call them from a plain thread (e.g. tokio::task::spawn_blocking)"
+        )));
+    }
+    rt.block_on(async {
+        tokio::pin!(fut);
+        loop {
+            tokio::select! {
+                out = &mut fut => return Ok(out),
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                    if interrupted() {
+                        return Err(Error::interrupted(what));
+                    }
+                }
+            }
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Memory budget
+
+/// Process-wide budget of part buffer bytes; see the module docs for the admission rule.
+pub struct MemoryBudget {
+    state: Mutex<BudgetState>,
+    changed: Condvar,
+}
+
+struct BudgetState {
+    capacity: u64,
+    /// Bytes held by part buffers being filled and parts uploading.
+    used: u64,
+    /// Of `used`, bytes of parts uploading (given back by the runtime, no caller needed).
+    uploading: u64,
+    peak: u64,
+    next_ticket: u64,
+    /// Waiters in arrival order: (ticket, thread).
+    queue: VecDeque<(u64, u64)>,
+    /// Buffers being filled: id -> thread that last wrote to it.
+    filling: HashMap<u64, Arc<AtomicU64>>,
+    next_id: u64,
+}
+
+/// Budget figures at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetSnapshot {
+    pub capacity: u64,
+    pub used: u64,
+    pub peak: u64,
+}
+
+/// Bytes taken from the budget for one part; given back on drop.
+pub struct Reservation {
+    budget: &'static MemoryBudget,
+    bytes: u64,
+    id: u64,
+    /// Thread last writing into the buffer, while it is being filled.
+    holder: Option<Arc<AtomicU64>>,
+}
+
+impl Reservation {
+    /// Note that the current thread is filling this buffer.
+    pub(crate) fn touch(&self) {
+        if let Some(h) = &self.holder {
+            let me = thread_id();
+            if h.load(Ordering::Relaxed) != me {
+                h.store(me, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The buffer is full and handed to the runtime for upload.
+    pub(crate) fn uploading(&mut self) {
+        if self.holder.take().is_some() {
+            let b = self.budget;
+            let mut s = b.lock();
+            s.filling.remove(&self.id);
+            s.uploading += self.bytes;
+            drop(s);
+            b.changed.notify_all();
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let b = self.budget;
+        let mut s = b.lock();
+        s.used -= self.bytes;
+        if self.holder.take().is_some() {
+            s.filling.remove(&self.id);
+        } else {
+            s.uploading -= self.bytes;
+        }
+        drop(s);
+        b.changed.notify_all();
+    }
+}
+
+fn thread_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local!(static ID: u64 = NEXT.fetch_add(1, Ordering::Relaxed));
+    ID.with(|id| *id)
+}
+
+impl MemoryBudget {
+    pub(crate) fn new(capacity: u64) -> Self {
+        MemoryBudget {
+            state: Mutex::new(BudgetState {
+                capacity,
+                used: 0,
+                uploading: 0,
+                peak: 0,
+                next_ticket: 0,
+                queue: VecDeque::new(),
+                filling: HashMap::new(),
+                next_id: 0,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BudgetState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Set the capacity in bytes (the latest writer's `fs.s3a.native.memory.budget`).
+    pub(crate) fn set_capacity(&self, capacity: u64) {
+        let mut s = self.lock();
+        if s.capacity != capacity {
+            s.capacity = capacity;
+            drop(s);
+            self.changed.notify_all();
+        }
+    }
+
+    /// Figures now; `peak` is the most ever held.
+    pub fn snapshot(&self) -> BudgetSnapshot {
+        let s = self.lock();
+        BudgetSnapshot { capacity: s.capacity, used: s.used, peak: s.peak }
+    }
+
+    /// Reset the peak to the bytes held now (for tests and benchmarks).
+    pub fn reset_peak(&self) {
+        let mut s = self.lock();
+        s.peak = s.used;
+    }
+
+    /// Take `bytes` for a buffer the current thread will fill, blocking in FIFO order.
+    /// `cancelled` is polled every 50 ms (interrupt or abort of the writer); when it
+    /// returns an error, that error is returned and nothing is taken.
+    pub(crate) fn acquire(&'static self, bytes: u64, cancelled: &dyn Fn() -> Result<()>) -> Result<Reservation> {
+        let me = thread_id();
+        let mut s = self.lock();
+        let ticket = s.next_ticket;
+        s.next_ticket += 1;
+        s.queue.push_back((ticket, me));
+        loop {
+            let head = s.queue.front().map(|(t, _)| *t) == Some(ticket);
+            let fits = s.used + bytes <= s.capacity;
+            let stuck = head && !fits && s.uploading == 0 && {
+                let waiting: Vec<u64> = s.queue.iter().map(|(_, t)| *t).collect();
+                s.filling.values().all(|h| waiting.contains(&h.load(Ordering::Relaxed)))
+            };
+            if head && (fits || stuck) {
+                if stuck {
+                    global_stats().budget_overcommit();
+                }
+                s.queue.pop_front();
+                s.used += bytes;
+                s.peak = s.peak.max(s.used);
+                let id = s.next_id;
+                s.next_id += 1;
+                let holder = Arc::new(AtomicU64::new(me));
+                s.filling.insert(id, holder.clone());
+                drop(s);
+                self.changed.notify_all();
+                return Ok(Reservation { budget: self, bytes, id, holder: Some(holder) });
+            }
+            if let Err(e) = cancelled() {
+                s.queue.retain(|(t, _)| *t != ticket);
+                drop(s);
+                self.changed.notify_all();
+                return Err(e);
+            }
+            s = self
+                .changed
+                .wait_timeout(s, Duration::from_millis(50))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Clients
+
+/// One S3 client: object_store's `AmazonS3` for a bucket and its settings, and the fair
+/// (FIFO) limit on concurrent part uploads through it.
+pub(crate) struct Store {
+    pub s3: AmazonS3,
+    pub upload_slots: Semaphore,
+    pub config: StoreConfig,
+}
+
+static STORES: Lazy<Mutex<HashMap<StoreConfig, Arc<Store>>>> = Lazy::new(Default::default);
+
+/// The shared client for `config`, built on first use. At most 64 are kept.
+pub(crate) fn store(config: &StoreConfig) -> Result<Arc<Store>> {
+    let mut stores = STORES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(s) = stores.get(config) {
+        return Ok(s.clone());
+    }
+    if stores.len() >= 64 {
+        stores.clear();
+    }
+    let s3 = build_s3(config)?;
+    let store = Arc::new(Store {
+        s3,
+        upload_slots: Semaphore::new(config.max_concurrent_uploads),
+        config: config.clone(),
+    });
+    stores.insert(config.clone(), store.clone());
+    Ok(store)
+}
+
+fn build_s3(c: &StoreConfig) -> Result<AmazonS3> {
+    let options = ClientOptions::new()
+        .with_timeout(c.request_timeout)
+        .with_connect_timeout(Duration::from_secs(10))
+        .with_allow_http(c.allow_http);
+    let mut b = AmazonS3Builder::new()
+        .with_client_options(options)
+        .with_bucket_name(&c.bucket)
+        .with_region(&c.region)
+        .with_allow_http(c.allow_http)
+        .with_virtual_hosted_style_request(!c.path_style)
+        .with_unsigned_payload(!c.sign_payload)
+        .with_request_payer(c.requester_pays)
+        .with_http_connector(CountingConnector)
+        .with_retry(RetryConfig {
+            backoff: BackoffConfig::default(),
+            max_retries: c.max_retries,
+            retry_timeout: Duration::from_secs(180).max(c.request_timeout),
+        });
+    if let Some(e) = &c.endpoint {
+        b = b.with_endpoint(e);
+    }
+    if let (Some(a), Some(s)) = (&c.access_key, &c.secret_key) {
+        b = b.with_access_key_id(a).with_secret_access_key(s);
+        if let Some(t) = &c.session_token {
+            b = b.with_token(t);
+        }
+    }
+    b = match &c.encryption {
+        None => b,
+        Some(Encryption::SseS3) => {
+            let key: AmazonS3ConfigKey = "aws_server_side_encryption".parse().expect("object_store knows this key");
+            b.with_config(key, "AES256")
+        }
+        Some(Encryption::SseKms(k)) => b.with_sse_kms_encryption(k.clone().unwrap_or_default()),
+        Some(Encryption::DsseKms(k)) => b.with_dsse_kms_encryption(k.clone().unwrap_or_default()),
+        Some(Encryption::SseC(k)) => b.with_ssec_encryption(k),
+    };
+    b = match c.checksum {
+        ChecksumMode::None => b,
+        ChecksumMode::Sha256 => b.with_checksum_algorithm(object_store::aws::Checksum::SHA256),
+        ChecksumMode::Crc64Nvme => b.with_checksum_algorithm(object_store::aws::Checksum::CRC64NVME),
+    };
+    b.build()
+        .map_err(|e| Error::from_store(format_args!("configuring the S3 client for bucket {}", c.bucket), &e, &c.secrets()))
+        .map_err(|e| Error::new(crate::ErrorKind::InvalidArgument, e.message()))
+}
+
+tokio::task_local! {
+    /// The recorder of the writer whose task sends the current request.
+    pub(crate) static REQUEST_STATS: Arc<Recorder>;
+}
+
+/// object_store's reqwest client, counting every request on the wire by kind, for the
+/// writer whose task sends it ([`REQUEST_STATS`]) and process-wide.
+#[derive(Debug)]
+struct CountingConnector;
+
+impl HttpConnector for CountingConnector {
+    fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        Ok(HttpClient::new(CountingService(ReqwestConnector::default().connect(options)?)))
+    }
+}
+
+#[derive(Debug)]
+struct CountingService(HttpClient);
+
+#[async_trait]
+impl HttpService for CountingService {
+    async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let kind = request_kind(req.method().as_str(), req.uri().query().unwrap_or(""));
+        global_stats().wire_request(kind);
+        let _ = REQUEST_STATS.try_with(|r| r.wire_request(kind));
+        self.0.execute(req).await
+    }
+}
+
+/// Classify an S3 request by method and query string.
+pub(crate) fn request_kind(method: &str, query: &str) -> RequestKind {
+    let has = |name: &str| query.split('&').any(|p| p == name || p.starts_with(&format!("{name}=")));
+    match method {
+        "POST" if has("uploads") => RequestKind::CreateMultipartUpload,
+        "POST" if has("uploadId") => RequestKind::CompleteMultipartUpload,
+        "PUT" if has("partNumber") => RequestKind::UploadPart,
+        "PUT" if query.is_empty() => RequestKind::PutObject,
+        "DELETE" if has("uploadId") => RequestKind::AbortMultipartUpload,
+        "HEAD" => RequestKind::HeadObject,
+        _ => RequestKind::Other,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Open writers, for aborting them all at exit
+
+static OPEN_WRITERS: Lazy<Mutex<HashMap<u64, std::sync::Weak<Shared>>>> = Lazy::new(Default::default);
+static NEXT_REGISTRATION: AtomicU64 = AtomicU64::new(1);
+
+/// Remember an open writer; returns the number to deregister it with.
+pub(crate) fn register_open(shared: &Arc<Shared>) -> u64 {
+    let n = NEXT_REGISTRATION.fetch_add(1, Ordering::Relaxed);
+    OPEN_WRITERS.lock().unwrap_or_else(|p| p.into_inner()).insert(n, Arc::downgrade(shared));
+    n
+}
+
+/// Forget an open writer (closed, aborted or dropped).
+pub(crate) fn deregister_open(registration: u64) {
+    OPEN_WRITERS.lock().unwrap_or_else(|p| p.into_inner()).remove(&registration);
+}
+
+/// Writers still open.
+pub(crate) fn open_writers() -> Vec<Arc<Shared>> {
+    OPEN_WRITERS.lock().unwrap_or_else(|p| p.into_inner()).values().filter_map(|w| w.upgrade()).collect()
+}
+
+/// Apply the process-wide parts of `config`: start the runtime (first writer only) and
+/// set the budget's capacity.
+pub(crate) fn apply_process_settings(config: &WriterConfig) -> &'static Runtime {
+    budget().set_capacity(config.memory_budget);
+    runtime(config.runtime_threads)
+}
+
+/// Time a blocking wait and record it with `record`.
+pub(crate) fn timed<T>(record: impl FnOnce(Duration), f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = f();
+    record(start.elapsed());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_requests() {
+        assert_eq!(request_kind("POST", "uploads"), RequestKind::CreateMultipartUpload);
+        assert_eq!(request_kind("POST", "uploads="), RequestKind::CreateMultipartUpload);
+        assert_eq!(request_kind("PUT", "partNumber=3&uploadId=x"), RequestKind::UploadPart);
+        assert_eq!(request_kind("POST", "uploadId=x"), RequestKind::CompleteMultipartUpload);
+        assert_eq!(request_kind("DELETE", "uploadId=x"), RequestKind::AbortMultipartUpload);
+        assert_eq!(request_kind("PUT", ""), RequestKind::PutObject);
+        assert_eq!(request_kind("HEAD", ""), RequestKind::HeadObject);
+        assert_eq!(request_kind("GET", "list-type=2"), RequestKind::Other);
+    }
+}
