@@ -433,6 +433,68 @@ pub(crate) fn timed<T>(record: impl FnOnce(Duration), f: impl FnOnce() -> T) -> 
 mod tests {
     use super::*;
 
+    fn leaked(capacity: u64) -> &'static MemoryBudget {
+        Box::leak(Box::new(MemoryBudget::new(capacity)))
+    }
+
+    #[test]
+    fn a_part_larger_than_the_budget_is_admitted_when_nothing_else_holds_it() {
+        let b = leaked(1 << 20);
+        let r = b.acquire(5 << 20, &|| Ok(())).unwrap();
+        assert_eq!(b.snapshot().used, 5 << 20);
+        drop(r);
+        assert_eq!(b.snapshot().used, 0);
+    }
+
+    #[test]
+    fn one_thread_filling_several_buffers_never_deadlocks() {
+        let b = leaked(1 << 20);
+        let held: Vec<Reservation> = (0..3).map(|_| b.acquire(1 << 20, &|| Ok(())).unwrap()).collect();
+        assert_eq!(b.snapshot().used, 3 << 20);
+        drop(held);
+    }
+
+    #[test]
+    fn a_waiter_blocks_while_another_thread_fills_its_buffer() {
+        let b = leaked(1 << 20);
+        let first = b.acquire(1 << 20, &|| Ok(())).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            let r = b.acquire(1 << 20, &|| Ok(())).unwrap();
+            tx.send(()).unwrap();
+            drop(r);
+        });
+        // The holder (this thread) is not waiting, so the waiter must wait for it.
+        assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+        assert_eq!(b.snapshot().peak, 1 << 20);
+        drop(first);
+        rx.recv_timeout(Duration::from_secs(5)).expect("admitted once the bytes are back");
+        waiter.join().unwrap();
+        assert_eq!(b.snapshot().peak, 1 << 20);
+    }
+
+    #[test]
+    fn uploading_parts_make_waiters_wait_and_cancel_works() {
+        let b = leaked(1 << 20);
+        let mut uploading = b.acquire(1 << 20, &|| Ok(())).unwrap();
+        uploading.uploading();
+        let cancelled = AtomicU64::new(0);
+        let e = b
+            .acquire(1 << 20, &|| {
+                if cancelled.fetch_add(1, Ordering::Relaxed) > 2 {
+                    Err(Error::interrupted("test"))
+                } else {
+                    Ok(())
+                }
+            })
+            .err()
+            .expect("cancelled while the part uploads");
+        assert_eq!(e.kind(), crate::ErrorKind::Interrupted);
+        drop(uploading);
+        assert_eq!(b.snapshot().used, 0);
+        drop(b.acquire(1 << 20, &|| Ok(())).unwrap());
+    }
+
     #[test]
     fn classifies_requests() {
         assert_eq!(request_kind("POST", "uploads"), RequestKind::CreateMultipartUpload);
