@@ -136,8 +136,12 @@ impl Error {
                 _ => ErrorKind::Io,
             },
         };
-        let code_part = s3_code.as_deref().map(|c| format!(" [{c}]")).unwrap_or_default();
-        let message = Error::scrub(&format!("{op} failed{code_part}: {text}"), secrets);
+        // An S3 error body says it best; otherwise keep object_store's whole chain.
+        let detail = match (&s3_code, xml_field(&text, "Message")) {
+            (Some(code), Some(msg)) => format!("{code}: {msg}"),
+            _ => text,
+        };
+        let message = Error::scrub(&format!("{op} failed: {detail}"), secrets);
         Error { kind, message, s3_code, setting: None }
     }
 
@@ -169,10 +173,16 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// The `<Code>...</Code>` of an S3 XML error body quoted in `text`, if any.
 fn s3_error_code(text: &str) -> Option<String> {
-    let start = text.find("<Code>")? + "<Code>".len();
-    let len = text[start..].find("</Code>")?;
-    let code = text[start..start + len].trim();
-    (!code.is_empty() && code.len() < 64).then(|| code.to_string())
+    xml_field(text, "Code").filter(|c| c.len() < 64)
+}
+
+/// The text of the first `<tag>...</tag>` in `text`, if any and not empty.
+fn xml_field(text: &str, tag: &str) -> Option<String> {
+    let open = format!("<{tag}>");
+    let start = text.find(&open)? + open.len();
+    let len = text[start..].find(&format!("</{tag}>"))?;
+    let value = text[start..start + len].trim();
+    (!value.is_empty()).then(|| value.to_string())
 }
 
 impl fmt::Display for Error {
