@@ -23,6 +23,7 @@ use tokio::sync::{watch, OnceCell};
 
 use crate::config::{ChecksumMode, Settings, WriterConfig};
 use crate::error::{Error, ErrorKind, Result};
+use crate::magic::{self, MagicFile, MAGIC_MARKER_HEADER};
 use crate::pool::{self, Reservation, Store, REQUEST_STATS};
 use crate::stats::{Recorder, RequestKind, Statistics};
 
@@ -320,6 +321,8 @@ pub struct Writer {
     length: u64,
     state: State,
     registration: u64,
+    /// For a magic file: its marker and `.pending` are written on close.
+    magic: Option<(MagicFile, String)>,
 }
 
 /// Aborts a writer's upload from any thread; see [`Writer::abort_handle`].
@@ -350,6 +353,27 @@ impl Writer {
     /// a bad bucket, empty key or bad setting (naming the key);
     /// [`ErrorKind::Unsupported`] for settings the native writer cannot reproduce.
     pub fn open(bucket: &str, key: &str, mode: Mode, settings: &Settings) -> Result<Writer> {
+        Writer::open_inner(bucket, key, mode, settings, None)
+    }
+
+    /// Open a writer for a file under an S3A magic-committer path, as S3A's magic committer
+    /// writes it: the multipart upload goes to `file.final_key` and is never completed
+    /// (at least one part is uploaded, even for 0 bytes); close then PUTs a 0-byte marker
+    /// at `file.magic_key` with user metadata `x-hadoop-s3a-magic-data-length: <length>`,
+    /// and then `<magic_key>.pending`, the `SinglePendingCommit` JSON Hadoop's task commit
+    /// loads. `uri` is the magic path as the filesystem names it (`s3a://bucket/...`),
+    /// recorded in the `.pending` file. Close returns the deferred [`UploadResult`].
+    ///
+    /// Errors: as [`Writer::open`]; a failed marker or `.pending` PUT fails close and aborts
+    /// the upload.
+    pub fn open_magic(bucket: &str, file: &MagicFile, uri: &str, settings: &Settings) -> Result<Writer> {
+        if file.final_key.is_empty() || file.final_key == file.magic_key {
+            return Err(Error::invalid_argument(format!("'{}' has no distinct final key", file.magic_key)));
+        }
+        Writer::open_inner(bucket, &file.final_key, Mode::Deferred, settings, Some((file.clone(), uri.to_string())))
+    }
+
+    fn open_inner(bucket: &str, key: &str, mode: Mode, settings: &Settings, magic: Option<(MagicFile, String)>) -> Result<Writer> {
         if key.is_empty() || key.starts_with('/') {
             return Err(Error::invalid_argument(format!("object key '{key}' must be non-empty without a leading '/'")));
         }
@@ -390,6 +414,7 @@ impl Writer {
             length: 0,
             state: State::Open,
             registration,
+            magic,
         })
     }
 
@@ -503,6 +528,12 @@ impl Writer {
         e
     }
 
+    /// Fail during close: a close that was completing aborts too.
+    fn fail_in_close(&mut self, e: Error) -> Error {
+        let _ = self.shared.phase.compare_exchange(COMPLETING, ABORTING, Ordering::SeqCst, Ordering::SeqCst);
+        self.fail(e)
+    }
+
     fn new_buffer(&mut self, interrupted: &dyn Fn() -> bool) -> Result<PartBuffer> {
         let part_number = self.parts_sliced + 1;
         if part_number > self.config.max_parts {
@@ -600,10 +631,10 @@ impl Writer {
                 self.state = State::Closed(result.clone());
                 Ok(result)
             }
-            Err(e) if e.kind() == ErrorKind::Interrupted => Err(self.fail(e)),
+            Err(e) if e.kind() == ErrorKind::Interrupted => Err(self.fail_in_close(e)),
             Err(e) => {
                 // Report the failure only once the upload is aborted.
-                let e = self.fail(e);
+                let e = self.fail_in_close(e);
                 let _ = pool::block_on(self.rt, "aborting after a failure", interrupted, self.shared.abort());
                 pool::deregister_open(self.registration);
                 Err(e)
@@ -653,8 +684,9 @@ impl Writer {
             completed: false,
             statistics: Statistics::default(),
         };
-        let next = if self.mode == Mode::Publish { COMPLETING } else { DONE };
-        if shared.phase.compare_exchange(OPEN, next, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+        // From here an abort from another thread no longer interrupts the close; a failure
+        // of the close itself still aborts the upload (see close_with).
+        if shared.phase.compare_exchange(OPEN, COMPLETING, Ordering::SeqCst, Ordering::SeqCst).is_err() {
             return Err(Error::state(format!("{} was aborted", shared.describe())));
         }
         if self.mode == Mode::Publish {
@@ -666,8 +698,42 @@ impl Writer {
             })??;
             result.completed = true;
         }
+        if let Some((file, uri)) = &self.magic {
+            self.put_magic_files(file, uri, &result, interrupted)?;
+        }
+        shared.phase.store(DONE, Ordering::SeqCst);
         result.statistics = shared.stats.snapshot();
         Ok(result)
+    }
+
+    /// The marker, then the `.pending` file: S3A's order, 2 PUTs and nothing else.
+    fn put_magic_files(&self, file: &MagicFile, uri: &str, result: &UploadResult, interrupted: &dyn Fn() -> bool) -> Result<()> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        let pending = magic::pending_json(file, uri, result, now)?;
+        let mut marker_attrs = Attributes::new();
+        if let Some(c) = self.shared.upload_options.get(&Attribute::StorageClass) {
+            marker_attrs.insert(Attribute::StorageClass, c.clone());
+        }
+        let mut pending_attrs = marker_attrs.clone();
+        marker_attrs.insert(Attribute::ContentType, "application/octet-stream".into());
+        marker_attrs.insert(Attribute::Metadata(MAGIC_MARKER_HEADER.into()), result.length.to_string().into());
+        for (key, body, attributes, what) in [
+            (file.magic_key.clone(), Bytes::new(), marker_attrs, "PutObject (magic marker)"),
+            (file.pending_key(), Bytes::from(pending), std::mem::take(&mut pending_attrs), "PutObject (.pending)"),
+        ] {
+            let path = Path::parse(&key).map_err(|e| Error::invalid_argument(format!("key '{key}': {e}")))?;
+            let shared = self.shared.clone();
+            self.record(|r| r.operation(RequestKind::PutObject));
+            let opts = PutOptions { attributes, ..Default::default() };
+            pool::block_on(self.rt, "writing the magic committer files", interrupted, async move {
+                REQUEST_STATS.scope(shared.stats.clone(), shared.store.s3.put_opts(&path, body.into(), opts)).await
+            })?
+            .map_err(|e| Error::from_store(format_args!("{what} s3://{}/{key}", self.shared.bucket), &e, &self.shared.store.config.secrets()))?;
+        }
+        Ok(())
     }
 
     fn collected_parts(&self) -> Result<(Vec<String>, Vec<String>)> {
@@ -707,6 +773,7 @@ impl Writer {
         drop(reservation);
         let put = put?.map_err(|e| shared.store_error("PutObject", &e))?;
         self.record(Recorder::single_put);
+        shared.phase.store(DONE, Ordering::SeqCst);
         Ok(UploadResult {
             bucket: shared.bucket.clone(),
             key: shared.key.clone(),
