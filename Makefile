@@ -2,13 +2,18 @@
 #   make test    start a local S3 server (moto + fault proxy), run every test suite, stop it
 #   make build   release cdylib (target/release/libs3native.so)
 #   make bench   the Rust benchmark against the local server (prints ratios)
+#   make jar     jvm/target/s3native-<version>.jar with the release libs3native.so inside
+#   make bench-jvm  the JMH benchmark of the Java stream (cost per write call)
 SHELL := /bin/bash
 .ONESHELL:
 .SHELLFLAGS := -euo pipefail -c
 
 CARGO ?= cargo
+MVN ?= mvn -B -ntp
+# Where cargo puts the release library (honours CARGO_TARGET_DIR); Maven packs it from there.
+NATIVE_LIB_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target)/release)
 
-.PHONY: build test test-rust bench header-check server-install
+.PHONY: build test test-rust bench header-check server-install jar test-jvm bench-jvm
 
 build:
 	$(CARGO) build --release
@@ -25,8 +30,50 @@ test: server-install header-check
 	env=$$(scripts/s3-server.sh start) && eval "$$env"
 	trap 'scripts/s3-server.sh stop' EXIT
 	$(CARGO) test --no-fail-fast -- --test-threads=4
+	# The Java tests run against the release library, as packed in the jar.
+	$(CARGO) build --release
+	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
 
-bench: server-install
+# The jar: Maven copies target/release/libs3native.so into /native/<os>-<arch>/ of the jar.
+jar: build
+	$(MVN) -q -f jvm/pom.xml package -DskipTests -Ds3native.library.dir=$(NATIVE_LIB_DIR)
+	jar tf jvm/target/s3native-*.jar | grep -q '^native/.*/libs3native.so$$' || { echo "the jar lacks libs3native.so"; exit 1; }
+	ls -l jvm/target/s3native-*.jar
+
+# Only the Java tests (starts the local S3 server like `test`).
+test-jvm: server-install build
 	env=$$(scripts/s3-server.sh start) && eval "$$env"
 	trap 'scripts/s3-server.sh stop' EXIT
-	$(CARGO) bench --bench upload
+	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
+
+# The benchmark runs against s3s-fs (a fast Rust S3 server from crates.io) on tmpfs, so
+# the server is not the bottleneck on loopback; built once into target/tools.
+S3S_FS := target/tools/bin/s3s-fs
+BENCH_ROOT ?= /dev/shm/s3native-bench
+
+$(S3S_FS):
+	$(CARGO) install s3s-fs --version 0.14.1 --features binary --locked --root target/tools
+
+bench: $(S3S_FS)
+	rm -rf $(BENCH_ROOT) && mkdir -p $(BENCH_ROOT)/s3native-bench
+	port=$$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	$(S3S_FS) --host 127.0.0.1 --port $$port --access-key bench --secret-key benchsecret $(BENCH_ROOT) > target/s3s-fs.log 2>&1 &
+	server=$$!
+	trap 'kill $$server; rm -rf $(BENCH_ROOT)' EXIT
+	for i in $$(seq 50); do (echo > /dev/tcp/127.0.0.1/$$port) 2>/dev/null && break; sleep 0.1; done
+	S3NATIVE_TEST_ENDPOINT=http://127.0.0.1:$$port S3NATIVE_TEST_ACCESS_KEY=bench S3NATIVE_TEST_SECRET_KEY=benchsecret \
+	  S3NATIVE_TEST_BUCKET=s3native-bench $(CARGO) bench --bench upload
+
+# JMH: cost per write call, and 1 GiB through the Java stream vs the Rust API alone, against
+# s3s-fs on tmpfs (like `bench`). JMH_ARGS passes options, e.g. JMH_ARGS='-f 1 -i 3'.
+bench-jvm: jar $(S3S_FS)
+	rm -rf $(BENCH_ROOT)-jvm && mkdir -p $(BENCH_ROOT)-jvm/s3native-bench
+	port=$$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	$(S3S_FS) --host 127.0.0.1 --port $$port --access-key bench --secret-key benchsecret $(BENCH_ROOT)-jvm > target/s3s-fs-jvm.log 2>&1 &
+	server=$$!
+	trap 'kill $$server; rm -rf $(BENCH_ROOT)-jvm' EXIT
+	for i in $$(seq 50); do (echo > /dev/tcp/127.0.0.1/$$port) 2>/dev/null && break; sleep 0.1; done
+	$(MVN) -q -f jvm/pom.xml test-compile dependency:build-classpath -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dmdep.includeScope=test -Dmdep.outputFile=target/bench.classpath
+	S3NATIVE_TEST_ENDPOINT=http://127.0.0.1:$$port S3NATIVE_TEST_ACCESS_KEY=bench S3NATIVE_TEST_SECRET_KEY=benchsecret \
+	  S3NATIVE_TEST_BUCKET=s3native-bench \
+	  java -cp jvm/target/test-classes:jvm/target/classes:$$(cat jvm/target/bench.classpath) org.openjdk.jmh.Main $(JMH_ARGS)

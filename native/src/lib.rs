@@ -17,6 +17,10 @@
 //! # Ok::<(), s3native::Error>(())
 //! ```
 //!
+//! A file under an S3A magic-committer path is written with [`Writer::open_magic`]: the
+//! upload goes to the final key and is never completed; close PUTs the marker and the
+//! `.pending` file that Hadoop's own task and job commit read (see [`magic`]).
+//!
 //! Layers: [`config`] (S3A keys to a validated [`WriterConfig`]), [`pool`] (runtime, memory
 //! budget, client cache, process-wide statistics), `writer` (one upload's state machine),
 //! [`stats`], [`error`]; `ffi` is the C ABI over the same API (header:
@@ -29,6 +33,8 @@
 pub mod config;
 pub mod error;
 mod ffi;
+mod jni;
+pub mod magic;
 pub mod pool;
 pub mod stats;
 mod writer;
@@ -36,6 +42,7 @@ mod writer;
 pub use config::{Settings, WriterConfig};
 pub use error::{Error, ErrorKind, Result};
 pub use stats::{DurationSummary, RequestCounts, Statistics};
+pub use magic::{MagicFile, MagicLayout, PendingEtags};
 pub use writer::{abort, abort_open_uploads, complete, AbortHandle, Mode, UploadResult, Writer};
 
 /// Process-wide statistics of every writer in this process so far.

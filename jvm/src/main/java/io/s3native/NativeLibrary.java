@@ -1,0 +1,220 @@
+package io.s3native;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Properties;
+
+/**
+ * Loads the native library, once per class loader that loaded this class.
+ *
+ * <p>Where from, in this order:
+ * <ol>
+ *   <li>{@code -Ds3native.library.path=FILE_OR_DIR} when set (a file, or a directory holding
+ *       {@code libs3native.so}); nothing else is tried then;</li>
+ *   <li>the copy packed in the jar, {@code /native/<os>-<arch>/libs3native.so}, extracted to a
+ *       temporary file whose name carries the library version;</li>
+ *   <li>{@code java.library.path} ({@link System#loadLibrary}).</li>
+ * </ol>
+ *
+ * <p>A JVM binds a given library file to one class loader only, so every load from the jar
+ * extracts its own temporary copy (deleted again once loaded), and a file named by
+ * {@code s3native.library.path} that another class loader already holds is loaded through a
+ * temporary copy too. Two class loaders in one JVM (Spark's child loader, Druid's extension
+ * loaders) thus each get a working, independent copy.
+ *
+ * <p>Failure: one {@link UnsatisfiedLinkError} naming the platform and every path tried.
+ */
+public final class NativeLibrary {
+    /** System property naming the library file (or its directory) to load. */
+    public static final String PATH_PROPERTY = "s3native.library.path";
+
+    private static final String NAME = "s3native";
+
+    private static boolean loaded;
+    private static UnsatisfiedLinkError failure;
+
+    private NativeLibrary() {
+    }
+
+    /** The platform as named in the jar's resource path, e.g. {@code linux-x86_64}. */
+    public static String platform() {
+        String os = System.getProperty("os.name", "unknown").toLowerCase(Locale.ROOT);
+        if (os.startsWith("linux")) {
+            os = "linux";
+        } else if (os.startsWith("mac") || os.startsWith("darwin")) {
+            os = "darwin";
+        } else if (os.startsWith("windows")) {
+            os = "windows";
+        } else {
+            os = os.replaceAll("[^a-z0-9]", "");
+        }
+        String arch = System.getProperty("os.arch", "unknown").toLowerCase(Locale.ROOT);
+        switch (arch) {
+            case "amd64":
+            case "x86_64":
+                arch = "x86_64";
+                break;
+            case "aarch64":
+            case "arm64":
+                arch = "aarch64";
+                break;
+            default:
+                arch = arch.replaceAll("[^a-z0-9_]", "");
+        }
+        return os + "-" + arch;
+    }
+
+    /** The jar resource that holds the library for this platform. */
+    public static String resourcePath() {
+        return "/native/" + platform() + "/" + System.mapLibraryName(NAME);
+    }
+
+    /** The version of this jar (and of the library it expects). */
+    public static String version() {
+        Properties p = new Properties();
+        try (InputStream in = NativeLibrary.class.getResourceAsStream("s3native.properties")) {
+            if (in != null) {
+                p.load(in);
+            }
+        } catch (IOException e) {
+            // fall through to "unknown"
+        }
+        String v = p.getProperty("version", "unknown");
+        return v.startsWith("${") ? "unknown" : v;
+    }
+
+    /** True when the library is (or can now be) loaded. */
+    public static boolean isAvailable() {
+        try {
+            load();
+            return true;
+        } catch (UnsatisfiedLinkError e) {
+            return false;
+        }
+    }
+
+    /**
+     * Load the library if this class loader has not yet. Idempotent; a failure is remembered
+     * and thrown again.
+     *
+     * @throws UnsatisfiedLinkError naming the platform and the paths tried
+     */
+    public static synchronized void load() {
+        if (loaded) {
+            return;
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        List<String> tried = new ArrayList<>();
+        try {
+            if (tryLoad(tried)) {
+                checkVersion();
+                loaded = true;
+                return;
+            }
+        } catch (UnsatisfiedLinkError e) {
+            tried.add(e.getMessage());
+        }
+        loaded = false;
+        failure = new UnsatisfiedLinkError("s3native: cannot load the native library for platform " + platform()
+                + " (os.name=" + System.getProperty("os.name") + ", os.arch=" + System.getProperty("os.arch")
+                + "); tried: " + String.join("; ", tried));
+        throw failure;
+    }
+
+    private static void checkVersion() {
+        String expected = version();
+        String actual = Native.version();
+        if (!"unknown".equals(expected) && !expected.equals(actual)) {
+            throw new UnsatisfiedLinkError("s3native: the native library is version " + actual
+                    + " but this jar is version " + expected);
+        }
+    }
+
+    private static boolean tryLoad(List<String> tried) {
+        String configured = System.getProperty(PATH_PROPERTY);
+        if (configured != null && !configured.isEmpty()) {
+            File f = new File(configured);
+            if (f.isDirectory()) {
+                f = new File(f, System.mapLibraryName(NAME));
+            }
+            if (!f.isFile()) {
+                tried.add("-D" + PATH_PROPERTY + "=" + configured + " (no such file: " + f + ")");
+                return false;
+            }
+            try {
+                System.load(f.getAbsolutePath());
+                return true;
+            } catch (UnsatisfiedLinkError e) {
+                if (!String.valueOf(e.getMessage()).contains("another classloader")) {
+                    tried.add("-D" + PATH_PROPERTY + "=" + f + " (" + e.getMessage() + ")");
+                    return false;
+                }
+            }
+            // Held by another class loader: load a private copy.
+            try {
+                loadCopy(Files.newInputStream(f.toPath()));
+                return true;
+            } catch (IOException | UnsatisfiedLinkError e) {
+                tried.add("-D" + PATH_PROPERTY + "=" + f + " (copy for this class loader: " + e.getMessage() + ")");
+                return false;
+            }
+        }
+        tried.add("-D" + PATH_PROPERTY + " (not set)");
+
+        String resource = resourcePath();
+        InputStream in = NativeLibrary.class.getResourceAsStream(resource);
+        if (in == null) {
+            tried.add("jar resource " + resource + " (not in the jar)");
+        } else {
+            try {
+                loadCopy(in);
+                return true;
+            } catch (IOException | UnsatisfiedLinkError e) {
+                tried.add("jar resource " + resource + " (" + e.getMessage() + ")");
+            }
+        }
+
+        try {
+            System.loadLibrary(NAME);
+            return true;
+        } catch (UnsatisfiedLinkError e) {
+            tried.add("java.library.path=" + System.getProperty("java.library.path") + " (" + e.getMessage() + ")");
+        }
+        return false;
+    }
+
+    /** Copy the library to a fresh temporary file, load it, and delete the file. */
+    private static void loadCopy(InputStream source) throws IOException {
+        String file = System.mapLibraryName(NAME);
+        int dot = file.lastIndexOf('.');
+        Path tmp = Files.createTempFile(file.substring(0, dot) + "-" + version() + "-", file.substring(dot));
+        try (InputStream in = source) {
+            Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+            System.load(tmp.toAbsolutePath().toString());
+        } finally {
+            // The loaded mapping stays valid on Linux and macOS; on Windows the file is in use.
+            if (!deleteQuietly(tmp)) {
+                tmp.toFile().deleteOnExit();
+            }
+        }
+    }
+
+    private static boolean deleteQuietly(Path p) {
+        try {
+            Files.deleteIfExists(p);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+}

@@ -1,0 +1,436 @@
+package io.s3native;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * An {@link OutputStream} that writes one S3 object through the native multipart writer.
+ *
+ * <p>Bytes go from the caller's array or buffer straight into the native part buffer (one
+ * copy); {@link #write(int)} collects bytes in a small Java buffer first. Full parts upload on
+ * a native thread pool while the caller goes on; memory is bounded process-wide and a write
+ * blocks while it is spent. {@link #flush()} never cuts a part.
+ *
+ * <p>{@link #close()} finishes per {@link Mode} and a second close does nothing;
+ * {@link #closeAndGetResult()} also returns the {@link UploadResult}. {@link #abort()}
+ * discards the upload, from any thread, also while another thread is blocked in a write.
+ * A stream that becomes unreachable without close is aborted (never completed), and uploads
+ * still open when the JVM exits are aborted by a shutdown hook.
+ *
+ * <p>Exceptions: {@link IllegalArgumentException} for bad arguments or settings,
+ * {@link UnsupportedSettingException} for settings the native writer cannot honour,
+ * {@link java.io.FileNotFoundException} for a missing bucket,
+ * {@link java.nio.file.AccessDeniedException} for a 403, {@link java.io.InterruptedIOException}
+ * when the thread was interrupted during a blocking write or close (the interrupt flag stays
+ * set; the upload is aborted), {@link IOException} otherwise. Messages carry the S3 error code
+ * where S3 gave one. After a failure every call fails.
+ *
+ * <p>Not for concurrent writes from several threads (calls are serialised), except
+ * {@link #abort()}.
+ */
+public final class S3NativeOutputStream extends OutputStream {
+    /** What close does with the upload. */
+    public enum Mode {
+        /** Close makes the object visible (CompleteMultipartUpload, or one PUT for small data). */
+        PUBLISH,
+        /** Close uploads every part but does not complete; see {@link #complete} and {@link #abort(UploadResult, Map)}. */
+        DEFERRED
+    }
+
+    /** Size of the buffer behind {@link #write(int)}. */
+    static final int SMALL_BUFFER = 1024;
+
+    private static final Cleaner CLEANER = Cleaner.create(r -> {
+        Thread t = new Thread(r, "s3native-cleaner");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private final String bucket;
+    private final String key;
+    private final Mode mode;
+    private final NativeHandle handle;
+    private final Cleaner.Cleanable cleanable;
+    private final ReentrantLock lock = new ReentrantLock();
+
+    // Guarded by lock.
+    private final byte[] small = new byte[SMALL_BUFFER];
+    private int smallCount;
+    private UploadResult result;
+    private IOException closeFailure;
+    private Statistics lastStatistics;
+
+    private volatile boolean aborted;
+
+    /**
+     * Open a stream to {@code s3://bucket/key}. No request is sent until data needs one.
+     *
+     * @param settings the {@code fs.s3a.*} keys (endpoint, credentials, part size, ...)
+     * @throws IllegalArgumentException for a bad bucket, key or setting
+     * @throws UnsupportedSettingException for a setting the native writer cannot honour
+     */
+    public S3NativeOutputStream(String bucket, String key, Mode mode, Map<String, String> settings) throws IOException {
+        this.bucket = bucket;
+        this.key = key;
+        this.mode = Objects.requireNonNull(mode, "mode");
+        Native.init();
+        long ptr = Native.open(bucket, key, mode == Mode.DEFERRED, toArray(settings));
+        this.handle = new NativeHandle(ptr, "s3://" + bucket + "/" + key);
+        this.cleanable = CLEANER.register(this, handle);
+    }
+
+    public String getBucket() {
+        return bucket;
+    }
+
+    public String getKey() {
+        return key;
+    }
+
+    public Mode getMode() {
+        return mode;
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+        lock.lock();
+        try {
+            ensureOpen();
+            small[smallCount++] = (byte) b;
+            if (smallCount == small.length) {
+                long p = handle.acquire();
+                try {
+                    drainSmall(p);
+                } catch (IOException | RuntimeException e) {
+                    failed(p, e);
+                throw e;
+                } finally {
+                    handle.release();
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Copy {@code len} bytes of {@code b} from {@code off} into the native part buffer.
+     *
+     * @throws IllegalArgumentException for a null array or an offset or length out of range
+     */
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+        lock.lock();
+        try {
+            ensureOpen();
+            long p = handle.acquire();
+            try {
+                drainSmall(p);
+                Native.write(p, b, off, len);
+            } catch (IOException | RuntimeException e) {
+                failed(p, e);
+                throw e;
+            } finally {
+                handle.release();
+                Reference.reachabilityFence(this);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Write the remaining bytes of {@code src} (heap or direct) and advance its position to
+     * its limit. Direct and array-backed buffers are copied once, straight into the native
+     * part buffer; a read-only heap buffer goes through the small Java buffer.
+     */
+    public void write(ByteBuffer src) throws IOException {
+        if (src == null) {
+            throw new IllegalArgumentException("the ByteBuffer is null");
+        }
+        lock.lock();
+        try {
+            ensureOpen();
+            long p = handle.acquire();
+            try {
+                drainSmall(p);
+                int n = src.remaining();
+                int pos = src.position();
+                if (n == 0) {
+                    return;
+                }
+                if (src.isDirect()) {
+                    Native.writeDirect(p, src, pos, n);
+                    src.position(pos + n);
+                } else if (src.hasArray()) {
+                    Native.write(p, src.array(), src.arrayOffset() + pos, n);
+                    src.position(pos + n);
+                } else {
+                    while (src.hasRemaining()) {
+                        int chunk = Math.min(small.length, src.remaining());
+                        src.get(small, 0, chunk);
+                        Native.write(p, small, 0, chunk);
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                failed(p, e);
+                throw e;
+            } finally {
+                handle.release();
+                Reference.reachabilityFence(this);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Hand bytes buffered by {@link #write(int)} to the native writer. Never cuts a part and
+     * never sends a request. Does nothing after a successful close; throws after abort or a
+     * failure.
+     */
+    @Override
+    public void flush() throws IOException {
+        lock.lock();
+        try {
+            if (result != null) {
+                return; // flushing a closed stream does nothing
+            }
+            ensureOpen(); // after abort or a failure, flush fails like every call
+            if (smallCount == 0) {
+                return;
+            }
+            long p = handle.acquire();
+            try {
+                drainSmall(p);
+            } catch (IOException | RuntimeException e) {
+                failed(p, e);
+                throw e;
+            } finally {
+                handle.release();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@link #closeAndGetResult()} without the result. */
+    @Override
+    public void close() throws IOException {
+        closeAndGetResult();
+    }
+
+    /**
+     * Finish the upload (see {@link Mode}) and return its result. A second call returns the
+     * same result. After {@link #abort()} or a failed close it throws, and never completes.
+     */
+    public UploadResult closeAndGetResult() throws IOException {
+        lock.lock();
+        try {
+            if (result != null) {
+                return result;
+            }
+            if (closeFailure != null) {
+                throw new IOException("s3://" + bucket + "/" + key + " failed earlier: " + closeFailure.getMessage(), closeFailure);
+            }
+            if (aborted) {
+                throw new IOException("s3://" + bucket + "/" + key + " was aborted; it is not completed");
+            }
+            long p = handle.acquire();
+            try {
+                drainSmall(p);
+                result = UploadResult.fromJson(Native.close(p));
+                return result;
+            } catch (IOException e) {
+                closeFailure = e;
+                lastStatistics = statisticsOrNull(p);
+                if (e instanceof java.io.InterruptedIOException) {
+                    // The upload's abort is still running: do not make this thread wait for it.
+                    handle.freeInBackground();
+                }
+                throw e;
+            } catch (RuntimeException e) {
+                closeFailure = new IOException(e.getMessage(), e);
+                lastStatistics = statisticsOrNull(p);
+                throw e;
+            } finally {
+                handle.release();
+                cleanable.clean();
+                Reference.reachabilityFence(this);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The result once {@link #close()} succeeded, else null. */
+    public UploadResult getResult() {
+        lock.lock();
+        try {
+            return result;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Discard the upload: stop, abort the multipart upload, free the native writer. Works
+     * from any thread, also while another thread is blocked in a write or close (that call
+     * then fails). Does nothing after a successful close (use {@link #abort(UploadResult, Map)}
+     * for a deferred upload) or a second time. An abort racing a close on another thread that
+     * is already completing the upload does not stop it: that close then succeeds.
+     *
+     * @throws IOException when the abort itself failed after retries (the message names the
+     *     upload id so an operator can clean up)
+     */
+    public void abort() throws IOException {
+        boolean owner = lock.tryLock();
+        try {
+            if (owner && (result != null || aborted)) {
+                return;
+            }
+            long p;
+            try {
+                p = handle.acquire();
+            } catch (IOException closed) {
+                return; // already closed, failed or aborted
+            }
+            aborted = true;
+            try {
+                if (owner) {
+                    smallCount = 0;
+                    lastStatistics = statisticsOrNull(p);
+                }
+                Native.abort(p);
+            } finally {
+                handle.release();
+                cleanable.clean();
+            }
+        } finally {
+            if (owner) {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** True once {@link #abort()} was called. */
+    public boolean isAborted() {
+        return aborted;
+    }
+
+    /**
+     * The writer's statistics now (after close, those at close). Waits while another thread
+     * is inside a write of this stream.
+     */
+    public Statistics getStatistics() throws IOException {
+        lock.lock();
+        try {
+            if (result != null) {
+                return result.getStatistics();
+            }
+            long p;
+            try {
+                p = handle.acquire();
+            } catch (IOException closed) {
+                return lastStatistics != null ? lastStatistics : new Statistics(new long[Statistics.SIZE]);
+            }
+            try {
+                return new Statistics(Native.statistics(p));
+            } finally {
+                handle.release();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- static API -------------------------------------------------------------------
+
+    /**
+     * Complete a deferred upload from its result, in this or any other JVM. Completing an
+     * upload already completed with this result succeeds.
+     *
+     * @throws java.io.FileNotFoundException when the upload is gone (aborted)
+     */
+    public static void complete(UploadResult result, Map<String, String> settings) throws IOException {
+        Native.init();
+        Native.complete(UploadResult.requireJson(result), toArray(settings));
+    }
+
+    /** Abort a deferred upload from its result, in this or any other JVM; a gone upload counts as aborted. */
+    public static void abort(UploadResult result, Map<String, String> settings) throws IOException {
+        Native.init();
+        Native.abortUpload(UploadResult.requireJson(result), toArray(settings));
+    }
+
+    /** Process-wide statistics of every writer of this copy of the native library. */
+    public static Statistics globalStatistics() {
+        Native.init();
+        return new Statistics(Native.globalStatistics());
+    }
+
+    /** Abort the uploads of every writer still open in this JVM (what the shutdown hook does); returns how many. */
+    public static int abortOpenUploads() {
+        Native.init();
+        return Native.abortOpenUploads();
+    }
+
+    // ---- internals --------------------------------------------------------------------
+
+    private void ensureOpen() throws IOException {
+        if (result != null) {
+            throw new IOException("stream closed: s3://" + bucket + "/" + key);
+        }
+        if (closeFailure != null) {
+            throw new IOException("s3://" + bucket + "/" + key + " failed: " + closeFailure.getMessage(), closeFailure);
+        }
+        if (aborted) {
+            throw new IOException("s3://" + bucket + "/" + key + " was aborted");
+        }
+    }
+
+    private void drainSmall(long p) throws IOException {
+        if (smallCount > 0) {
+            int n = smallCount;
+            smallCount = 0;
+            Native.write(p, small, 0, n);
+        }
+    }
+
+    /** Remember the writer's statistics after a failure (the handle may be freed soon). */
+    private void failed(long p, Exception e) {
+        if (!(e instanceof IllegalArgumentException)) {
+            lastStatistics = statisticsOrNull(p);
+        }
+    }
+
+    private static Statistics statisticsOrNull(long p) {
+        try {
+            return new Statistics(Native.statistics(p));
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    static String[] toArray(Map<String, String> settings) {
+        if (settings == null) {
+            return new String[0];
+        }
+        String[] kv = new String[settings.size() * 2];
+        int i = 0;
+        for (Map.Entry<String, String> e : settings.entrySet()) {
+            if (e.getKey() == null || e.getValue() == null) {
+                throw new IllegalArgumentException("settings must not hold null keys or values (key " + e.getKey() + ")");
+            }
+            kv[i++] = e.getKey();
+            kv[i++] = e.getValue();
+        }
+        return kv;
+    }
+}

@@ -1,0 +1,128 @@
+package io.s3native;
+
+import static io.s3native.S3Test.PART;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.InterruptedIOException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * Thread.interrupt() during a blocked write or close: InterruptedIOException with the flag
+ * still set, never a reported success. The server is slowed by the fault proxy's delay action
+ * (on this test's keys only) and the writer may have one part in flight.
+ */
+class InterruptTest {
+    private static Map<String, String> slowSettings() {
+        Map<String, String> s = new HashMap<>(S3Test.settings(S3Test.faultProxy()));
+        s.put("fs.s3a.native.parts.in.flight", "1");
+        return s;
+    }
+
+    private static void slowParts(String key) throws Exception {
+        S3Test.addFaultRule("{\"match\": {\"method\": \"PUT\", \"query_has\": \"partNumber\", \"path_contains\": \"" + key
+                + "\"}, \"action\": \"delay\", \"delay_ms\": 15000, \"count\": 4}");
+    }
+
+    /** Run {@code body} on a new thread, interrupt it once blocked, return what it threw and its flag. */
+    private static Throwable interruptWhileBlocked(ThrowingRunnable body, AtomicBoolean flagAfter) throws Exception {
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                body.run();
+            } catch (Throwable e) {
+                thrown.set(e);
+            }
+            flagAfter.set(Thread.currentThread().isInterrupted());
+        }, "blocked-writer");
+        t.start();
+        // Let it block on the slow part (it cannot finish within this time).
+        Thread.sleep(2000);
+        assertTrue(t.isAlive(), "the call should still be blocked");
+        long start = System.nanoTime();
+        t.interrupt();
+        t.join(10_000);
+        assertFalse(t.isAlive(), "the interrupted call returned");
+        assertTrue(Duration.ofNanos(System.nanoTime() - start).toMillis() < 10_000);
+        return thrown.get();
+    }
+
+    interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
+    @Test
+    void interruptDuringABlockedWrite() throws Exception {
+        String bucket = S3Test.newBucket("interrupt");
+        String key = "interrupted-write-" + System.nanoTime();
+        slowParts(key);
+        S3NativeOutputStream out = new S3NativeOutputStream(bucket, key, S3NativeOutputStream.Mode.PUBLISH, slowSettings());
+        AtomicBoolean flag = new AtomicBoolean();
+        Throwable e = interruptWhileBlocked(() -> {
+            byte[] chunk = new byte[1024 * 1024];
+            for (int i = 0; i < 30; i++) { // part 1 in flight (slow), part 2 full: the write blocks
+                out.write(chunk);
+            }
+        }, flag);
+        assertNotNull(e, "the write must not succeed");
+        assertInstanceOf(InterruptedIOException.class, e);
+        assertTrue(flag.get(), "interrupt flag set again");
+        // The stream is failed: a later close throws and never completes.
+        Thread.interrupted();
+        IOException again = org.junit.jupiter.api.Assertions.assertThrows(IOException.class, out::close);
+        assertNotNull(again);
+        Thread.interrupted();
+        assertFalse(S3Test.exists(bucket, key));
+    }
+
+    @Test
+    void interruptDuringABlockedClose() throws Exception {
+        String bucket = S3Test.newBucket("interrupt-close");
+        String key = "interrupted-close-" + System.nanoTime();
+        slowParts(key);
+        S3NativeOutputStream out = new S3NativeOutputStream(bucket, key, S3NativeOutputStream.Mode.PUBLISH, slowSettings());
+        out.write(new byte[PART + 10]);
+        AtomicBoolean flag = new AtomicBoolean();
+        Throwable e = interruptWhileBlocked(out::close, flag);
+        assertInstanceOf(InterruptedIOException.class, e);
+        assertTrue(flag.get(), "interrupt flag set again");
+        assertFalse(S3Test.exists(bucket, key), "an interrupted close never completes");
+    }
+
+    @Test
+    void abortFromAnotherThreadDoesNotWaitForABlockedWrite() throws Exception {
+        String bucket = S3Test.newBucket("abort-blocked");
+        String key = "abort-blocked-" + System.nanoTime();
+        slowParts(key);
+        S3NativeOutputStream out = new S3NativeOutputStream(bucket, key, S3NativeOutputStream.Mode.PUBLISH, slowSettings());
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                byte[] chunk = new byte[1024 * 1024];
+                for (int i = 0; i < 30; i++) {
+                    out.write(chunk);
+                }
+            } catch (Throwable x) {
+                thrown.set(x);
+            }
+        });
+        t.start();
+        Thread.sleep(2000);
+        assertTrue(t.isAlive());
+        out.abort();
+        t.join(30_000);
+        assertFalse(t.isAlive());
+        assertInstanceOf(IOException.class, thrown.get());
+        org.junit.jupiter.api.Assertions.assertThrows(IOException.class, out::close);
+        assertFalse(S3Test.exists(bucket, key));
+    }
+}
