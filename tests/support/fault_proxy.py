@@ -30,6 +30,7 @@ keys it gives match):
    "action": "status",        # see below
    "status": 500,             # for status / status_after_forward
    "code": "InternalError",   # <Code> of the injected S3 error body
+   "message": "injected",     # its <Message>
    "count": 1,                # how many matching requests; < 0: unlimited
    "delay_ms": 0}             # for delay
 
@@ -51,6 +52,7 @@ Usage: python3 fault_proxy.py --upstream http://127.0.0.1:9000 --port 9100
 
 import argparse
 import collections
+import html
 import http.client
 import http.server
 import json
@@ -107,7 +109,7 @@ def validate_rule(spec):
     in. Raises ValueError with a readable message."""
     if not isinstance(spec, dict):
         raise ValueError("rule must be a JSON object")
-    unknown = set(spec) - {"match", "action", "status", "code", "count", "delay_ms"}
+    unknown = set(spec) - {"match", "action", "status", "code", "message", "count", "delay_ms"}
     if unknown:
         raise ValueError(f"unknown rule keys: {sorted(unknown)}")
     match = spec.get("match", {})
@@ -126,6 +128,7 @@ def validate_rule(spec):
         "action": action,
         "status": int(spec.get("status", 500)),
         "code": str(spec.get("code", "InternalError")),
+        "message": str(spec.get("message", "injected")),
         "count": int(spec.get("count", 1)),
         "delay_ms": int(spec.get("delay_ms", 0)),
     }
@@ -155,10 +158,11 @@ def rule_matches(match, method, path, query):
     return True
 
 
-def s3_error_xml(code):
+def s3_error_xml(code, message="injected"):
+    code, message = html.escape(code), html.escape(message)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
-        f"<Error><Code>{code}</Code><Message>injected</Message>"
+        f"<Error><Code>{code}</Code><Message>{message}</Message>"
         "<RequestId>fault-proxy</RequestId></Error>"
     ).encode()
 
@@ -230,7 +234,7 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
         }
         try:
             if action == "status":
-                entry["status"] = self.send_error_xml(rule["status"], rule["code"])
+                entry["status"] = self.send_error_xml(rule["status"], rule["code"], rule["message"])
                 return
             if action == "delay":
                 time.sleep(rule["delay_ms"] / 1000)
@@ -246,9 +250,9 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
                 # The upstream acted; the client never hears about it.
                 self.close_connection = True
             elif action == "error_body_200":
-                entry["status"] = self.send_error_xml(200, rule["code"])
+                entry["status"] = self.send_error_xml(200, rule["code"], rule["message"])
             elif action == "status_after_forward":
-                entry["status"] = self.send_error_xml(rule["status"], rule["code"])
+                entry["status"] = self.send_error_xml(rule["status"], rule["code"], rule["message"])
             else:
                 self.send_upstream_response(status, reason, headers, resp_body)
                 entry["status"] = status
@@ -296,8 +300,8 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
         if not no_body:
             self.wfile.write(body)
 
-    def send_error_xml(self, status, code):
-        body = s3_error_xml(code)
+    def send_error_xml(self, status, code, message="injected"):
+        body = s3_error_xml(code, message)
         self.send_response_only(status)
         self.send_header("Content-Type", "application/xml")
         self.send_header("Content-Length", str(len(body)))

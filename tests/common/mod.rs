@@ -1,0 +1,460 @@
+//! Shared helpers of the integration tests.
+//!
+//! The tests run against a real S3 endpoint, normally the local moto server and fault proxy
+//! that `make test` starts (`scripts/s3-server.sh`). Environment:
+//!
+//! | variable | meaning |
+//! |---|---|
+//! | `S3NATIVE_TEST_ENDPOINT` | S3 endpoint URL (required) |
+//! | `S3NATIVE_TEST_FAULT_PROXY` | the fault proxy in front of it (required by fault tests) |
+//! | `S3NATIVE_TEST_ACCESS_KEY` / `S3NATIVE_TEST_SECRET_KEY` | credentials, else `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` |
+//! | `AWS_REGION` | region, else `us-east-1` |
+//! | `S3NATIVE_TEST_BUCKET` | an existing bucket to use (real S3, MinIO); else every test creates its own |
+//!
+//! Every test works under a unique [`TestBucket`]: its own bucket (or a unique prefix of
+//! `S3NATIVE_TEST_BUCKET`), so tests of one binary can run in parallel and fault rules can
+//! match one test's requests by key. Objects are read back with object_store's `AmazonS3`;
+//! what object_store cannot ask (ListMultipartUploads, bucket creation, full HEAD metadata)
+//! goes through `tests/support/s3ctl.py` (boto3) run with the project's `.venv/bin/python`.
+
+#![allow(dead_code)] // every test binary uses a different subset
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use object_store::aws::{AmazonS3, AmazonS3Builder};
+use object_store::path::Path;
+use object_store::{ObjectMeta, ObjectStoreExt};
+use rand::{RngCore, SeedableRng};
+use s3native::Settings;
+use serde::Deserialize;
+
+/// The part size every test uses (`fs.s3a.multipart.size=5M`): S3's minimum.
+pub const PART: usize = 5 * 1024 * 1024;
+
+const HOW_TO_RUN: &str = "the integration tests need an S3 server: run `make test`, or \
+     `scripts/s3-server.sh install; env=$(scripts/s3-server.sh start) && eval \"$env\"; cargo test; scripts/s3-server.sh stop`";
+
+// ---------------------------------------------------------------------------------------
+// Environment
+
+/// Endpoint and credentials of the server under test, from the environment.
+pub struct TestEnv {
+    pub endpoint: String,
+    pub fault_proxy: Option<String>,
+    pub region: String,
+    pub access_key: String,
+    pub secret_key: String,
+    pub shared_bucket: Option<String>,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The test environment; panics (failing the test) with instructions when it is not set up.
+pub fn env() -> &'static TestEnv {
+    static ENV: OnceLock<TestEnv> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let endpoint = var("S3NATIVE_TEST_ENDPOINT").unwrap_or_else(|| panic!("S3NATIVE_TEST_ENDPOINT is not set: {HOW_TO_RUN}"));
+        let access_key = var("S3NATIVE_TEST_ACCESS_KEY").or_else(|| var("AWS_ACCESS_KEY_ID"));
+        let secret_key = var("S3NATIVE_TEST_SECRET_KEY").or_else(|| var("AWS_SECRET_ACCESS_KEY"));
+        let (Some(access_key), Some(secret_key)) = (access_key, secret_key) else {
+            panic!("no credentials: set S3NATIVE_TEST_ACCESS_KEY/S3NATIVE_TEST_SECRET_KEY or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; {HOW_TO_RUN}")
+        };
+        TestEnv {
+            endpoint: endpoint.trim_end_matches('/').to_string(),
+            fault_proxy: var("S3NATIVE_TEST_FAULT_PROXY").map(|p| p.trim_end_matches('/').to_string()),
+            region: var("AWS_REGION").unwrap_or_else(|| "us-east-1".to_string()),
+            access_key,
+            secret_key,
+            shared_bucket: var("S3NATIVE_TEST_BUCKET"),
+        }
+    })
+}
+
+/// The fault proxy's URL; panics (failing the test) with instructions when it is not set.
+pub fn fault_proxy_url() -> &'static str {
+    env().fault_proxy.as_deref().unwrap_or_else(|| {
+        panic!("S3NATIVE_TEST_FAULT_PROXY is not set: this test injects faults through tests/support/fault_proxy.py; {HOW_TO_RUN}")
+    })
+}
+
+/// Writer settings for `endpoint` with the test credentials and 5 MiB parts.
+pub fn settings_for(endpoint: &str) -> Settings {
+    let e = env();
+    Settings::new()
+        .with("fs.s3a.endpoint", endpoint)
+        .with("fs.s3a.path.style.access", "true")
+        .with("fs.s3a.endpoint.region", e.region.as_str())
+        .with("fs.s3a.access.key", e.access_key.as_str())
+        .with("fs.s3a.secret.key", e.secret_key.as_str())
+        .with("fs.s3a.multipart.size", "5M")
+}
+
+/// Writer settings straight to the server under test.
+pub fn settings() -> Settings {
+    settings_for(&env().endpoint)
+}
+
+/// A process-wide tokio runtime for the verification client (never used by s3native).
+fn rt() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("test runtime")
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Test data
+
+/// `len` pseudo-random bytes, the same for the same `seed`.
+pub fn data(seed: u64, len: usize) -> Vec<u8> {
+    let mut out = vec![0u8; len];
+    rand::rngs::SmallRng::seed_from_u64(seed).fill_bytes(&mut out);
+    out
+}
+
+/// Assert two byte strings are equal, reporting the first difference instead of dumping
+/// megabytes.
+#[track_caller]
+pub fn assert_same_bytes(actual: &[u8], expected: &[u8], what: &str) {
+    if actual == expected {
+        return;
+    }
+    let first = actual.iter().zip(expected).position(|(a, b)| a != b);
+    match first {
+        Some(i) => panic!(
+            "{what}: content differs at byte {i} (actual {} B, expected {} B)",
+            actual.len(),
+            expected.len()
+        ),
+        None => panic!("{what}: length {} B, expected {} B (common prefix equal)", actual.len(), expected.len()),
+    }
+}
+
+/// Run `f` on its own thread and fail the test if it takes longer than `limit` (a deadlock
+/// shows up as a failure instead of a hung test run).
+pub fn within<T: Send + 'static>(limit: Duration, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(v) => v,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{what} did not finish within {limit:?} (deadlock?)"),
+        // The closure panicked: re-raise its panic here.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
+            Err(p) => std::panic::resume_unwind(p),
+            Ok(()) => unreachable!("the worker sent nothing but did not panic"),
+        },
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// A test's bucket and the verification client
+
+/// One multipart upload in progress, as ListMultipartUploads reports it.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct Upload {
+    #[serde(rename = "Key")]
+    pub key: String,
+    #[serde(rename = "UploadId")]
+    pub upload_id: String,
+}
+
+/// HeadObject as boto3 reports it (what object_store's `ObjectMeta` lacks).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct Head {
+    #[serde(rename = "ContentLength")]
+    pub content_length: u64,
+    #[serde(rename = "ETag")]
+    pub etag: String,
+    #[serde(rename = "StorageClass")]
+    pub storage_class: Option<String>,
+    #[serde(rename = "ContentEncoding")]
+    pub content_encoding: Option<String>,
+}
+
+/// A test's own place on the server: a fresh bucket (or a unique prefix of
+/// `S3NATIVE_TEST_BUCKET`), with a client to check what the writer left there.
+pub struct TestBucket {
+    pub bucket: String,
+    /// Unique per test; every key of the test starts with it.
+    prefix: String,
+    client: AmazonS3,
+}
+
+impl TestBucket {
+    /// Set up a place for test `name` (letters, digits, `_`/`-`).
+    pub fn new(name: &str) -> TestBucket {
+        let e = env();
+        let unique = unique_name(name);
+        let (bucket, prefix) = match &e.shared_bucket {
+            Some(b) => (b.clone(), format!("s3native-tests/{unique}/")),
+            None => {
+                let bucket = fit_bucket_name("s3n", &unique);
+                s3ctl(&["create-bucket", &bucket]);
+                (bucket, format!("{unique}/"))
+            }
+        };
+        let client = AmazonS3Builder::new()
+            .with_endpoint(&e.endpoint)
+            .with_allow_http(true)
+            .with_virtual_hosted_style_request(false)
+            .with_region(&e.region)
+            .with_bucket_name(&bucket)
+            .with_access_key_id(&e.access_key)
+            .with_secret_access_key(&e.secret_key)
+            .build()
+            .expect("verification client");
+        TestBucket { bucket, prefix, client }
+    }
+
+    /// A key unique to this test: the test's prefix + `name`.
+    pub fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// Writer settings straight to the server.
+    pub fn settings(&self) -> Settings {
+        settings()
+    }
+
+    /// Writer settings through the fault proxy.
+    pub fn proxied_settings(&self) -> Settings {
+        settings_for(fault_proxy_url())
+    }
+
+    /// The object's bytes, or `None` when it does not exist.
+    pub fn get(&self, key: &str) -> Option<Vec<u8>> {
+        let path = Path::from(key);
+        rt().block_on(async {
+            match self.client.get(&path).await {
+                Ok(r) => Some(r.bytes().await.expect("read the object body").to_vec()),
+                Err(object_store::Error::NotFound { .. }) => None,
+                Err(e) => panic!("GET s3://{}/{key}: {e}", self.bucket),
+            }
+        })
+    }
+
+    /// The object's metadata as object_store sees it, or `None` when it does not exist.
+    pub fn meta(&self, key: &str) -> Option<ObjectMeta> {
+        let path = Path::from(key);
+        rt().block_on(async {
+            match self.client.head(&path).await {
+                Ok(m) => Some(m),
+                Err(object_store::Error::NotFound { .. }) => None,
+                Err(e) => panic!("HEAD s3://{}/{key}: {e}", self.bucket),
+            }
+        })
+    }
+
+    /// HeadObject with every field the tests check, or `None` when absent.
+    pub fn head(&self, key: &str) -> Option<Head> {
+        serde_json::from_str(&s3ctl(&["head", &self.bucket, key])).expect("s3ctl head prints a head or null")
+    }
+
+    /// Delete an object (to keep the server's memory small after big tests).
+    pub fn delete(&self, key: &str) {
+        let path = Path::from(key);
+        rt().block_on(self.client.delete(&path)).unwrap_or_else(|e| panic!("DELETE s3://{}/{key}: {e}", self.bucket));
+    }
+
+    /// Multipart uploads in progress for keys starting with `key`.
+    pub fn uploads(&self, key: &str) -> Vec<Upload> {
+        serde_json::from_str(&s3ctl(&["list-uploads", &self.bucket, key])).expect("s3ctl list-uploads prints a list")
+    }
+
+    /// Assert the object is `expected`, byte for byte.
+    #[track_caller]
+    pub fn assert_object(&self, key: &str, expected: &[u8]) {
+        let actual = self.get(key).unwrap_or_else(|| panic!("s3://{}/{key} does not exist", self.bucket));
+        assert_same_bytes(&actual, expected, &format!("s3://{}/{key}", self.bucket));
+    }
+
+    /// Assert the writer left nothing for `key`: no object and no multipart upload.
+    #[track_caller]
+    pub fn assert_nothing_left(&self, key: &str) {
+        assert!(self.meta(key).is_none(), "s3://{}/{key} exists but must not", self.bucket);
+        let uploads = self.uploads(key);
+        assert!(uploads.is_empty(), "multipart uploads left behind for s3://{}/{key}: {uploads:?}", self.bucket);
+    }
+
+    /// Poll until ListMultipartUploads shows an upload for `key` (for at most `limit`).
+    pub fn wait_for_upload(&self, key: &str, limit: Duration) -> Upload {
+        let start = Instant::now();
+        loop {
+            if let Some(u) = self.uploads(key).into_iter().find(|u| u.key == key) {
+                return u;
+            }
+            assert!(start.elapsed() < limit, "no multipart upload for s3://{}/{key} appeared within {limit:?}", self.bucket);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// `name` made unique in this run: lower-case, `-` for other characters, with the process
+/// id, a time stamp and a counter.
+pub fn unique_name(name: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let slug: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).take(30).collect();
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() % 1_000_000_000;
+    format!("{}-{}-{stamp}-{}", slug.trim_matches('-'), std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// A unique valid bucket name (at most 63 characters) starting with `prefix`, for test
+/// `name`.
+pub fn bucket_name(prefix: &str, name: &str) -> String {
+    fit_bucket_name(prefix, &unique_name(name))
+}
+
+/// `prefix-unique`, cut from the front of `unique` to S3's 63 characters (the unique tail
+/// stays).
+fn fit_bucket_name(prefix: &str, unique: &str) -> String {
+    let cut = (prefix.len() + 1 + unique.len()).saturating_sub(63);
+    format!("{prefix}-{}", unique[cut..].trim_start_matches('-'))
+}
+
+/// Run `tests/support/s3ctl.py` with the venv's Python; its stdout (one JSON value).
+fn s3ctl(args: &[&str]) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".venv/bin/python");
+    assert!(python.exists(), "{} is missing: run `scripts/s3-server.sh install` ({HOW_TO_RUN})", python.display());
+    let e = env();
+    let out = Command::new(&python)
+        .arg(root.join("tests/support/s3ctl.py"))
+        .args(args)
+        // Credentials through the environment, never on the command line.
+        .env("S3CTL_ENDPOINT", &e.endpoint)
+        .env("AWS_ACCESS_KEY_ID", &e.access_key)
+        .env("AWS_SECRET_ACCESS_KEY", &e.secret_key)
+        .env("AWS_REGION", &e.region)
+        .output()
+        .unwrap_or_else(|err| panic!("running {}: {err}", python.display()));
+    assert!(
+        out.status.success(),
+        "s3ctl {args:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("s3ctl prints UTF-8")
+}
+
+// ---------------------------------------------------------------------------------------
+// The fault proxy
+
+/// One request the fault proxy forwarded or answered (`GET /__fault/log`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ProxyLogEntry {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    /// Status the client got; `None` when the connection was dropped.
+    pub status: Option<u16>,
+    /// The fault applied, if any.
+    pub fault: Option<String>,
+    pub upstream_status: Option<u16>,
+}
+
+impl ProxyLogEntry {
+    fn has_param(&self, name: &str) -> bool {
+        self.query.split('&').any(|p| p == name || p.starts_with(&format!("{name}=")))
+    }
+
+    /// The S3 operation, as s3native's statistics name it.
+    pub fn operation(&self) -> &'static str {
+        match self.method.as_str() {
+            "POST" if self.has_param("uploads") => "CreateMultipartUpload",
+            "POST" if self.has_param("uploadId") => "CompleteMultipartUpload",
+            "PUT" if self.has_param("partNumber") => "UploadPart",
+            "PUT" => "PutObject",
+            "DELETE" if self.has_param("uploadId") => "AbortMultipartUpload",
+            "HEAD" => "HeadObject",
+            "GET" if self.has_param("uploads") => "ListMultipartUploads",
+            _ => "Other",
+        }
+    }
+
+    /// The `partNumber` of an UploadPart.
+    pub fn part_number(&self) -> Option<u32> {
+        self.query.split('&').find_map(|p| p.strip_prefix("partNumber=")).and_then(|n| n.parse().ok())
+    }
+}
+
+/// Exclusive use of the fault proxy for one test. Fault tests of one binary take turns
+/// (the proxy's rules and log are global); rules are still scoped to the test's key with
+/// `path_contains`. Rules and log are cleared when taken, rules again when dropped.
+pub struct FaultProxy {
+    url: &'static str,
+    _turn: MutexGuard<'static, ()>,
+}
+
+impl FaultProxy {
+    /// Wait for this binary's other fault tests, then clear the proxy's rules and log.
+    pub fn take() -> FaultProxy {
+        static TURN: Mutex<()> = Mutex::new(());
+        let url = fault_proxy_url();
+        // A failed test poisons the lock; the next test starts from cleared state anyway.
+        let turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
+        let proxy = FaultProxy { url, _turn: turn };
+        proxy.control("DELETE", "/__fault/rules", "");
+        proxy.control("DELETE", "/__fault/log", "");
+        proxy
+    }
+
+    /// Arm a rule (the proxy's JSON rule format, see tests/support/fault_proxy.py).
+    pub fn add_rule(&self, rule: serde_json::Value) {
+        self.control("POST", "/__fault/rules", &rule.to_string());
+    }
+
+    /// Remove every rule.
+    pub fn clear_rules(&self) {
+        self.control("DELETE", "/__fault/rules", "");
+    }
+
+    /// The requests logged for paths containing `key`, in order.
+    pub fn log_for(&self, key: &str) -> Vec<ProxyLogEntry> {
+        let all: Vec<ProxyLogEntry> =
+            serde_json::from_str(&self.control("GET", "/__fault/log", "")).expect("the proxy log is JSON");
+        all.into_iter().filter(|e| e.path.contains(key)).collect()
+    }
+
+    /// The logged requests for `key` that were operation `op` (e.g. "UploadPart").
+    pub fn requests(&self, key: &str, op: &str) -> Vec<ProxyLogEntry> {
+        self.log_for(key).into_iter().filter(|e| e.operation() == op).collect()
+    }
+
+    /// One request to the control API; the response body. Panics unless it answers 200.
+    fn control(&self, method: &str, path: &str, body: &str) -> String {
+        let host = self.url.trim_start_matches("http://");
+        let mut conn = TcpStream::connect(host).unwrap_or_else(|e| panic!("fault proxy at {}: {e}", self.url));
+        conn.set_read_timeout(Some(Duration::from_secs(10))).expect("set timeout");
+        write!(
+            conn,
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("send to the fault proxy");
+        let mut response = String::new();
+        conn.read_to_string(&mut response).expect("read the fault proxy's answer");
+        let status = response.split(' ').nth(1).unwrap_or("");
+        let (_, answer) = response.split_once("\r\n\r\n").unwrap_or(("", ""));
+        assert_eq!(status, "200", "fault proxy {method} {path} {body}: {response}");
+        answer.to_string()
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.clear_rules();
+        }
+    }
+}
