@@ -179,6 +179,9 @@ pub struct Head {
     pub storage_class: Option<String>,
     #[serde(rename = "ContentEncoding")]
     pub content_encoding: Option<String>,
+    /// User metadata, names without the `x-amz-meta-` prefix.
+    #[serde(rename = "Metadata", default)]
+    pub metadata: std::collections::HashMap<String, String>,
 }
 
 /// A test's own place on the server: a fresh bucket (or a unique prefix of

@@ -4,7 +4,8 @@
     s3ctl.py create-bucket BUCKET        -> {"bucket": BUCKET}
     s3ctl.py list-uploads BUCKET [PREFIX] -> [{"Key": ..., "UploadId": ...}, ...]
     s3ctl.py head BUCKET KEY             -> {"ContentLength", "ETag", "StorageClass",
-                                             "ContentEncoding"}, or null when absent
+                                             "ContentEncoding", "Metadata"}, or null
+                                             when absent
 
 Prints one JSON value on stdout; exits 1 with the error on stderr on any other
 failure. The endpoint and credentials come from the environment (never argv,
@@ -69,6 +70,7 @@ def head(s3, bucket, key):
         "ETag": r["ETag"],
         "StorageClass": r.get("StorageClass"),
         "ContentEncoding": r.get("ContentEncoding"),
+        "Metadata": r.get("Metadata") or {},
     }
 
 
