@@ -463,9 +463,10 @@ impl Writer {
 
     /// [`Writer::write`] for callers that copy the bytes themselves (JNI, C): `fill(from,
     /// dst)` must initialise every byte of `dst` with source bytes `from..from + dst.len()`
-    /// of the `len` bytes being written. `interrupted` is polled every 50 ms while blocked;
-    /// when it returns true the call fails with [`ErrorKind::Interrupted`] and the upload is
-    /// aborted.
+    /// of the `len` bytes being written; an error from `fill` is returned, and fails the
+    /// writer if bytes of this call were already taken. `interrupted` is polled every 50 ms
+    /// while blocked; when it returns true the call fails with [`ErrorKind::Interrupted`]
+    /// and the upload is aborted.
     pub fn write_with(
         &mut self,
         len: usize,
@@ -488,7 +489,9 @@ impl Writer {
             let n = (len - done).min(b.data.capacity() - b.data.len());
             let spare = &mut b.data.spare_capacity_mut()[..n];
             if let Err(e) = fill(done, spare) {
-                return Err(e);
+                // Part of this call's bytes are in: the stream is no longer what the caller
+                // wrote, so the writer fails. A call that copied nothing changes nothing.
+                return Err(if done > 0 { self.fail(e) } else { e });
             }
             // SAFETY: `fill` initialised all `n` bytes of the spare capacity.
             unsafe { b.data.set_len(b.data.len() + n) };
