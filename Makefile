@@ -13,7 +13,7 @@ MVN ?= mvn -B -ntp
 # Where cargo puts the release library (honours CARGO_TARGET_DIR); Maven packs it from there.
 NATIVE_LIB_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target)/release)
 
-.PHONY: build test test-rust bench header-check server-install jar test-jvm bench-jvm
+.PHONY: build test test-rust bench header-check server-install jar test-jvm test-hadoop hadoop-tests bench-jvm
 
 build:
 	$(CARGO) build --release
@@ -33,6 +33,7 @@ test: server-install header-check
 	# The Java tests run against the release library, as packed in the jar.
 	$(CARGO) build --release
 	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
+	$(MAKE) --no-print-directory hadoop-tests
 
 # The jar: Maven copies target/release/libs3native.so into /native/<os>-<arch>/ of the jar.
 jar: build
@@ -45,6 +46,22 @@ test-jvm: server-install build
 	env=$$(scripts/s3-server.sh start) && eval "$$env"
 	trap 'scripts/s3-server.sh stop' EXIT
 	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
+
+# The Hadoop layer (io.s3native.hadoop) against each Hadoop line: 3.3.4 (SDK v1), 3.4.1 and
+# 3.5.0 (SDK v2), one Maven profile each; starts the local S3 server like `test`.
+HADOOP_PROFILES ?= hadoop-3.3 hadoop-3.4 hadoop-3.5
+
+test-hadoop: server-install build
+	env=$$(scripts/s3-server.sh start) && eval "$$env"
+	trap 'scripts/s3-server.sh stop' EXIT
+	$(MAKE) --no-print-directory hadoop-tests
+
+# The Hadoop tests with the server already up (used by `test` and `test-hadoop`).
+hadoop-tests:
+	for p in $(HADOOP_PROFILES); do
+	  echo "== Hadoop tests, profile $$p"
+	  $(MVN) -f jvm/pom.xml -P$$p test -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dtest='io.s3native.hadoop.**' -Dsurefire.failIfNoSpecifiedTests=false
+	done
 
 # The benchmark runs against s3s-fs (a fast Rust S3 server from crates.io) on tmpfs, so
 # the server is not the bottleneck on loopback; built once into target/tools.

@@ -32,7 +32,7 @@ use ::jni::strings::JNIString;
 use ::jni::sys::{jboolean, jbyte, jclass, jint, jlong, jmethodID, jsize, jvalue};
 use ::jni::{Env, EnvUnowned};
 
-use crate::{AbortHandle, Error, ErrorKind, Mode, Settings, Statistics, UploadResult, Writer};
+use crate::{AbortHandle, Error, ErrorKind, MagicFile, MagicLayout, Mode, PendingEtags, Settings, Statistics, UploadResult, Writer};
 
 /// Call a raw JNI function: `raw!(env_ptr, v1_1, Name, args...)`.
 macro_rules! raw {
@@ -374,6 +374,49 @@ pub extern "system" fn Java_io_s3native_Native_open<'local>(
             // Look the interrupt probe up now, outside any blocking call.
             probe(env.get_raw());
             let writer = Writer::open(&bucket, &key, mode, &settings)?;
+            let abort = writer.abort_handle();
+            Ok(Box::into_raw(Box::new(Handle { writer: Mutex::new(writer), abort })) as jlong)
+        })
+        .resolve::<ThrowJavaException>()
+}
+
+/// `static native long openMagic(String bucket, String magicKey, String uri, int layout, int etags, String[] settings)`:
+/// a writer for a file under an S3A magic path ([`Writer::open_magic`]). `layout`: 0 =
+/// [`MagicLayout::Magic`] (`__magic`), 1 = [`MagicLayout::MagicJob`] (`__magic_job-`);
+/// `etags`: 0 = [`PendingEtags::Unquoted`], 1 = `Quoted`, 2 = `Objects`. A key that is not
+/// magic under `layout` is an invalid argument.
+#[no_mangle]
+pub extern "system" fn Java_io_s3native_Native_openMagic<'local>(
+    mut unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    bucket: JString<'local>,
+    magic_key: JString<'local>,
+    uri: JString<'local>,
+    layout: jint,
+    etags: jint,
+    kv: JObjectArray<'local, JString<'local>>,
+) -> jlong {
+    unowned
+        .with_env(|env| -> Result<jlong> {
+            let bucket = string(env, &bucket, "bucket")?;
+            let magic_key = string(env, &magic_key, "magic key")?;
+            let uri = string(env, &uri, "uri")?;
+            let settings = settings(env, &kv)?;
+            let layout = match layout {
+                0 => MagicLayout::Magic,
+                1 => MagicLayout::MagicJob,
+                other => return Err(Error::invalid_argument(format!("unknown magic layout {other}")).into()),
+            };
+            let etags = match etags {
+                0 => PendingEtags::Unquoted,
+                1 => PendingEtags::Quoted,
+                2 => PendingEtags::Objects,
+                other => return Err(Error::invalid_argument(format!("unknown .pending etags form {other}")).into()),
+            };
+            let file = MagicFile::for_key(&magic_key, layout, etags)?
+                .ok_or_else(|| Error::invalid_argument(format!("'{magic_key}' is not a magic path under {layout:?}")))?;
+            probe(env.get_raw());
+            let writer = Writer::open_magic(&bucket, &file, &uri, &settings)?;
             let abort = writer.abort_handle();
             Ok(Box::into_raw(Box::new(Handle { writer: Mutex::new(writer), abort })) as jlong)
         })

@@ -71,6 +71,10 @@ final class Native {
 
     static native long open(String bucket, String key, boolean deferred, String[] settings) throws IOException;
 
+    /** layout: 0 = __magic (Hadoop 3.3), 1 = __magic_job- (3.4+); etags: 0 unquoted, 1 quoted, 2 objects. */
+    static native long openMagic(String bucket, String magicKey, String uri, int layout, int etags, String[] settings)
+            throws IOException;
+
     static native void write(long handle, byte[] b, int off, int len) throws IOException;
 
     static native void writeDirect(long handle, ByteBuffer direct, int position, int len) throws IOException;

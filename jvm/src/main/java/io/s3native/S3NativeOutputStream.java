@@ -43,6 +43,24 @@ public final class S3NativeOutputStream extends OutputStream {
         DEFERRED
     }
 
+    /** How the Hadoop line on the classpath marks S3A magic-committer paths. */
+    public enum MagicLayout {
+        /** Hadoop 3.3.x: a path element exactly {@code __magic}. */
+        MAGIC,
+        /** Hadoop 3.4.0 and later: the first path element starting with {@code __magic_job-}. */
+        MAGIC_JOB
+    }
+
+    /** The form of the {@code etags} of a {@code .pending} file that the Hadoop on the classpath reads. */
+    public enum PendingEtags {
+        /** Strings without quotes (Hadoop 3.3, AWS SDK v1). */
+        UNQUOTED,
+        /** Strings as S3 returns them, quotes included (Hadoop 3.4.0/3.4.1). */
+        QUOTED,
+        /** Objects {@code {"etag":..., "checksumAlgorithm":..., "checksum":...}} (Hadoop 3.5.0). */
+        OBJECTS
+    }
+
     /** Size of the buffer behind {@link #write(int)}. */
     static final int SMALL_BUFFER = 1024;
 
@@ -83,6 +101,37 @@ public final class S3NativeOutputStream extends OutputStream {
         long ptr = Native.open(bucket, key, mode == Mode.DEFERRED, toArray(settings));
         this.handle = new NativeHandle(ptr, "s3://" + bucket + "/" + key);
         this.cleanable = CLEANER.register(this, handle);
+    }
+
+    private S3NativeOutputStream(String bucket, String key, Mode mode, long ptr) {
+        this.bucket = bucket;
+        this.key = key;
+        this.mode = mode;
+        this.handle = new NativeHandle(ptr, "s3://" + bucket + "/" + key);
+        this.cleanable = CLEANER.register(this, handle);
+    }
+
+    /**
+     * Open a stream for a file under an S3A magic-committer path, written as S3A's magic
+     * committer writes it (native/src/magic.rs): the multipart upload goes to the final key and
+     * is never completed; close uploads at least one part, then PUTs the marker at
+     * {@code magicKey} ({@code x-hadoop-s3a-magic-data-length}) and {@code magicKey + ".pending"}
+     * (SinglePendingCommit JSON with {@code etags} in the given form), and returns the deferred
+     * result. {@link #getKey()} is the magic key.
+     *
+     * @param magicKey the object key of the magic path (no leading '/')
+     * @param uri the magic path's URI, recorded in the {@code .pending} file
+     * @throws IllegalArgumentException when {@code magicKey} is not a magic path under {@code layout},
+     *     or for a bad setting
+     * @throws UnsupportedSettingException for a setting the native writer cannot honour
+     */
+    public static S3NativeOutputStream openMagic(String bucket, String magicKey, String uri, MagicLayout layout,
+            PendingEtags etags, Map<String, String> settings) throws IOException {
+        Objects.requireNonNull(layout, "layout");
+        Objects.requireNonNull(etags, "etags");
+        Native.init();
+        long ptr = Native.openMagic(bucket, magicKey, uri, layout.ordinal(), etags.ordinal(), toArray(settings));
+        return new S3NativeOutputStream(bucket, magicKey, Mode.DEFERRED, ptr);
     }
 
     public String getBucket() {

@@ -1,0 +1,285 @@
+package io.s3native.hadoop;
+
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.URI;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CreateFlag;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileAlreadyExistsException;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.fs.s3a.S3AFileSystem;
+import org.apache.hadoop.fs.s3a.Statistic;
+import org.apache.hadoop.fs.store.audit.AuditSpan;
+import org.apache.hadoop.util.Progressable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.s3native.S3NativeOutputStream;
+import io.s3native.S3NativeOutputStream.MagicLayout;
+import io.s3native.S3NativeOutputStream.PendingEtags;
+import io.s3native.UnsupportedSettingException;
+
+/**
+ * S3A with native writes: {@code fs.s3a.impl=io.s3native.hadoop.NativeS3AFileSystem}.
+ *
+ * <p>The 7-argument {@code create} and {@code createNonRecursive} write through the native
+ * writer when the file's settings allow it; everything else is stock S3A. Magic-committer
+ * paths (as the Hadoop line on the classpath recognises them) get S3A's magic protocol: the
+ * upload on the final key, never completed, then the marker and {@code .pending}.
+ *
+ * <p>Stock S3A takes the file, with one INFO line naming the setting, when
+ * {@code fs.s3a.native.enabled=false}, client-side encryption is on, the credential provider
+ * chain has a provider other than the simple/temporary keys or the environment, the magic
+ * committer tracks commits in memory (magic files only), or the native writer reports a
+ * setting it cannot honour (canned ACL, ...). {@code fs.s3a.native.fallback=fail} raises
+ * {@link UnsupportedSettingException} instead.
+ */
+public class NativeS3AFileSystem extends S3AFileSystem {
+    private static final Logger LOG = LoggerFactory.getLogger(NativeS3AFileSystem.class);
+
+    public static final String NATIVE_ENABLED = "fs.s3a.native.enabled";
+    /** {@code stock} (default): unsupported settings go to stock S3A; {@code fail}: raise. */
+    public static final String NATIVE_FALLBACK = "fs.s3a.native.fallback";
+    static final String TRACK_IN_MEMORY = "fs.s3a.committer.magic.track.commits.in.memory.enabled";
+    static final String DOWNGRADE_SYNCABLE = "fs.s3a.downgrade.syncable.exceptions";
+    static final String CREATE_PERFORMANCE = "fs.s3a.create.performance";
+
+    private NativeSettings settings;
+    private boolean failOnFallback;
+    private boolean downgradeSyncable;
+    private boolean trackInMemory;
+    private boolean createPerformance;
+    private MagicLayout layout;
+    private PendingEtags etags;
+    private final Set<String> loggedFallbacks = ConcurrentHashMap.newKeySet();
+    private final AtomicLong nativeCreates = new AtomicLong();
+    private final AtomicLong stockCreates = new AtomicLong();
+
+    @Override
+    public void initialize(URI name, Configuration originalConf) throws IOException {
+        super.initialize(name, originalConf);
+        Configuration conf = getConf(); // per-bucket options already propagated by S3A
+        String fallback = conf.getTrimmed(NATIVE_FALLBACK, "stock");
+        if (!fallback.equalsIgnoreCase("stock") && !fallback.equalsIgnoreCase("fail")) {
+            throw new IllegalArgumentException(NATIVE_FALLBACK + " must be 'stock' or 'fail', not '" + fallback + "'");
+        }
+        failOnFallback = fallback.equalsIgnoreCase("fail");
+        downgradeSyncable = conf.getBoolean(DOWNGRADE_SYNCABLE, true); // S3A's default
+        trackInMemory = conf.getBoolean(TRACK_IN_MEMORY, false);
+        createPerformance = hasConstant("FS_S3A_CREATE_PERFORMANCE") && conf.getBoolean(CREATE_PERFORMANCE, false);
+        ClassLoader loader = S3AFileSystem.class.getClassLoader();
+        layout = HadoopLine.magicLayout(loader);
+        etags = HadoopLine.pendingEtags(loader);
+        if (!conf.getBoolean(NATIVE_ENABLED, true)) {
+            settings = NativeSettings.fallback(NATIVE_ENABLED);
+        } else if (isCSEEnabled()) {
+            settings = NativeSettings.fallback("fs.s3a.encryption.algorithm (client-side encryption)");
+        } else {
+            settings = NativeSettings.from(conf, System.getenv());
+        }
+    }
+
+    @Override
+    public FSDataOutputStream create(Path f, FsPermission permission, boolean overwrite, int bufferSize,
+            short replication, long blockSize, Progressable progress) throws IOException {
+        Path path = makeQualified(f);
+        boolean magic = isMagicCommitPath(path);
+        String reason = settings.fallback != null ? settings.fallback : (magic && trackInMemory ? TRACK_IN_MEMORY : null);
+        if (reason == null) {
+            try {
+                FSDataOutputStream out = createNative(path, overwrite, magic);
+                nativeCreates.incrementAndGet();
+                return out;
+            } catch (UnsupportedSettingException e) {
+                reason = e.getSetting() != null ? e.getSetting() : e.getMessage();
+            }
+        }
+        fallingBack(reason, path);
+        return super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
+    }
+
+    @Override
+    public FSDataOutputStream createNonRecursive(Path f, FsPermission permission, EnumSet<CreateFlag> flags,
+            int bufferSize, short replication, long blockSize, Progressable progress) throws IOException {
+        Path path = makeQualified(f);
+        boolean magic = isMagicCommitPath(path);
+        if (settings.fallback != null || (magic && trackInMemory)) {
+            fallingBack(settings.fallback != null ? settings.fallback : TRACK_IN_MEMORY, path);
+            return super.createNonRecursive(f, permission, flags, bufferSize, replication, blockSize, progress);
+        }
+        Path parent = path.getParent();
+        if (parent != null && !parent.isRoot()) {
+            // S3A's rule: the parent must exist and be a directory.
+            FileStatus status = getFileStatus(parent);
+            if (!status.isDirectory()) {
+                throw new FileAlreadyExistsException("Not a directory: " + parent);
+            }
+        }
+        return create(path, permission, flags.contains(CreateFlag.OVERWRITE), bufferSize, replication, blockSize, progress);
+    }
+
+    private FSDataOutputStream createNative(Path path, boolean overwrite, boolean magic) throws IOException {
+        String key = pathToKey(path);
+        if (magic) {
+            // As S3A: no HEAD/LIST probes on a magic path.
+            S3NativeOutputStream out = S3NativeOutputStream.openMagic(getBucket(), key, path.toUri().toString(), layout, etags,
+                    settings.map);
+            return new FSDataOutputStream(new NativeS3AOutputStream(out, true, downgradeSyncable, null), statistics);
+        }
+        // Opening sends no request, so an unsupported setting is found before any probe.
+        S3NativeOutputStream out = new S3NativeOutputStream(getBucket(), key, S3NativeOutputStream.Mode.PUBLISH, settings.map);
+        try {
+            if (!createPerformance) {
+                probe(path, overwrite);
+            }
+        } catch (IOException | RuntimeException e) {
+            out.abort();
+            throw e;
+        }
+        return new FSDataOutputStream(new NativeS3AOutputStream(out, false, downgradeSyncable, () -> finishedWrite(path)),
+                statistics);
+    }
+
+    /** S3A's create checks: a directory at the path, or a file when overwrite is false, fails. */
+    private void probe(Path path, boolean overwrite) throws IOException {
+        FileStatus status;
+        try (AuditSpan span = entryPoint(Statistic.INVOCATION_CREATE, path)) {
+            status = Reflect.innerGetFileStatus(this, path, overwrite);
+        } catch (FileNotFoundException e) {
+            return;
+        }
+        if (status.isDirectory()) {
+            throw new FileAlreadyExistsException(path + " is a directory");
+        }
+        if (!overwrite) {
+            throw new FileAlreadyExistsException(path + " already exists");
+        }
+    }
+
+    /** After a successful plain write: parent directory markers as S3A's marker policy says. */
+    private void finishedWrite(Path path) throws IOException {
+        Reflect.deleteParentMarkersIfPolicySays(this, path);
+    }
+
+    private void fallingBack(String setting, Path path) throws IOException {
+        stockCreates.incrementAndGet();
+        if (failOnFallback) {
+            throw new UnsupportedSettingException("s3native cannot write " + path + " natively because of " + setting
+                    + " and " + NATIVE_FALLBACK + "=fail", setting);
+        }
+        if (loggedFallbacks.add(setting)) {
+            LOG.info("s3native: writing through stock S3A because of {} (bucket {})", setting, getBucket());
+        } else {
+            LOG.debug("s3native: {} written through stock S3A because of {}", path, setting);
+        }
+    }
+
+    /** Files created natively by this instance (for tests and metrics). */
+    public long getNativeCreateCount() {
+        return nativeCreates.get();
+    }
+
+    /** Files this instance sent to stock S3A (fallback). */
+    public long getStockCreateCount() {
+        return stockCreates.get();
+    }
+
+    /** The setting that keeps every write of this filesystem on stock S3A, or null. */
+    public String getFallbackSetting() {
+        return settings.fallback;
+    }
+
+    private static boolean hasConstant(String name) {
+        try {
+            org.apache.hadoop.fs.s3a.Constants.class.getField(name);
+            return true;
+        } catch (NoSuchFieldException e) {
+            return false;
+        }
+    }
+
+    /** Reflection on S3AFileSystem members that are not public or differ between Hadoop lines. */
+    static final class Reflect {
+        private Reflect() {
+        }
+
+        static FileStatus innerGetFileStatus(S3AFileSystem fs, Path path, boolean overwrite) throws IOException {
+            try {
+                Class<?> probes = Class.forName("org.apache.hadoop.fs.s3a.impl.StatusProbeEnum", false,
+                        S3AFileSystem.class.getClassLoader());
+                Object set = probes.getField(overwrite ? "DIRECTORIES" : "ALL").get(null);
+                Method m = S3AFileSystem.class.getDeclaredMethod("innerGetFileStatus", Path.class, boolean.class, Set.class);
+                m.setAccessible(true);
+                return (FileStatus) m.invoke(fs, path, false, set);
+            } catch (InvocationTargetException e) {
+                throw rethrow(e);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                LOG.debug("innerGetFileStatus unavailable, using getFileStatus", e);
+                return fs.getFileStatus(path);
+            }
+        }
+
+        /**
+         * Hadoop 3.3/3.4 with {@code fs.s3a.directory.marker.retention=delete} (or authoritative
+         * paths) delete the parent markers after a write; 3.5 always keeps them.
+         */
+        static void deleteParentMarkersIfPolicySays(S3AFileSystem fs, Path path) throws IOException {
+            Method policyGetter;
+            try {
+                policyGetter = S3AFileSystem.class.getMethod("getDirectoryMarkerPolicy");
+            } catch (NoSuchMethodException e) {
+                return; // this line always keeps directory markers
+            }
+            Path parent = path.getParent();
+            if (parent == null) {
+                return;
+            }
+            try {
+                Object policy = policyGetter.invoke(fs);
+                Method keep = policy.getClass().getMethod("keepDirectoryMarkers", Path.class);
+                keep.setAccessible(true);
+                if ((Boolean) keep.invoke(policy, path)) {
+                    return;
+                }
+                for (Method m : S3AFileSystem.class.getDeclaredMethods()) {
+                    if (m.getName().equals("deleteUnnecessaryFakeDirectories")) {
+                        m.setAccessible(true);
+                        Object[] args = new Object[m.getParameterCount()];
+                        args[0] = parent; // 3.3 has a second argument, the (null) bulk operation state
+                        m.invoke(fs, args);
+                        return;
+                    }
+                }
+                LOG.warn("s3native: cannot delete the directory markers above {}: no deleteUnnecessaryFakeDirectories", path);
+            } catch (InvocationTargetException e) {
+                throw rethrow(e);
+            } catch (ReflectiveOperationException e) {
+                throw new IOException("s3native: cannot apply the directory marker policy after writing " + path, e);
+            }
+        }
+
+        private static IOException rethrow(InvocationTargetException e) {
+            Throwable t = e.getCause();
+            if (t instanceof IOException) {
+                return (IOException) t;
+            }
+            if (t instanceof RuntimeException) {
+                throw (RuntimeException) t;
+            }
+            if (t instanceof Error) {
+                throw (Error) t;
+            }
+            return new IOException(t);
+        }
+    }
+}
