@@ -37,8 +37,7 @@ class FileSystemTest {
     void sameObjectsAsStockS3A() throws Exception {
         FileSystem stock = HadoopS3.fs(bucket, HadoopS3.conf(false));
         NativeS3AFileSystem ours = HadoopS3.nativeFs(bucket);
-        // Hadoop 3.3.4's SDK v1 cannot complete uploads on moto (stock S3A included): no multipart size there.
-        int[] sizes = HadoopS3.sdkV1CannotComplete() ? new int[] {0, 1, 1000} : new int[] {0, 1, 1000, 6 * 1024 * 1024 + 3};
+        int[] sizes = {0, 1, 1000, 6 * 1024 * 1024 + 3};
         for (int size : sizes) {
             byte[] data = HadoopS3.data(size, size);
             try (FSDataOutputStream out = stock.create(path("stock/f" + size))) {

@@ -77,15 +77,6 @@ final class HadoopS3 {
         return conf;
     }
 
-    /**
-     * Hadoop 3.3.4's AWS SDK v1 cannot parse the local server's (moto's)
-     * CompleteMultipartUpload answer: stock S3A fails the same way, so tests that complete a
-     * multipart upload through the SDK skip on that line.
-     */
-    static boolean sdkV1CannotComplete() {
-        return HadoopLine.pendingEtags(HadoopS3.class.getClassLoader()) == io.s3native.S3NativeOutputStream.PendingEtags.UNQUOTED;
-    }
-
     static FileSystem fs(String bucket, Configuration conf) throws IOException {
         return FileSystem.get(URI.create("s3a://" + bucket + "/"), conf);
     }
