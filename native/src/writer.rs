@@ -357,20 +357,26 @@ impl Writer {
     }
 
     /// Open a writer for a file under an S3A magic-committer path, as S3A's magic committer
-    /// writes it: the multipart upload goes to `file.final_key` and is never completed
-    /// (at least one part is uploaded, even for 0 bytes); close then PUTs a 0-byte marker
+    /// writes it: the multipart upload is initiated on `file.final_key` before this returns
+    /// (as S3A does in `create`, so a missing bucket or denied access fails here) and is
+    /// never completed (at least one part is uploaded, even for 0 bytes); close then PUTs a
+    /// 0-byte marker
     /// at `file.magic_key` with user metadata `x-hadoop-s3a-magic-data-length: <length>`,
     /// and then `<magic_key>.pending`, the `SinglePendingCommit` JSON Hadoop's task commit
     /// loads. `uri` is the magic path as the filesystem names it (`s3a://bucket/...`),
     /// recorded in the `.pending` file. Close returns the deferred [`UploadResult`].
     ///
-    /// Errors: as [`Writer::open`]; a failed marker or `.pending` PUT fails close and aborts
-    /// the upload.
+    /// Errors: as [`Writer::open`], plus S3's answer to CreateMultipartUpload; a failed
+    /// marker or `.pending` PUT fails close and aborts the upload.
     pub fn open_magic(bucket: &str, file: &MagicFile, uri: &str, settings: &Settings) -> Result<Writer> {
         if file.final_key.is_empty() || file.final_key == file.magic_key {
             return Err(Error::invalid_argument(format!("'{}' has no distinct final key", file.magic_key)));
         }
-        Writer::open_inner(bucket, &file.final_key, Mode::Deferred, settings, Some((file.clone(), uri.to_string())))
+        let w = Writer::open_inner(bucket, &file.final_key, Mode::Deferred, settings, Some((file.clone(), uri.to_string())))?;
+        let shared = w.shared.clone();
+        // On failure the writer is dropped, which aborts nothing: no upload exists.
+        pool::block_on(w.rt, "initiating the upload", &|| false, async move { shared.upload_id().await })??;
+        Ok(w)
     }
 
     fn open_inner(bucket: &str, key: &str, mode: Mode, settings: &Settings, magic: Option<(MagicFile, String)>) -> Result<Writer> {

@@ -154,6 +154,55 @@ class FileSystemTest {
     }
 
     @Test
+    void anotherCredentialProviderTakesTheStockRoute() throws Exception {
+        Configuration conf = HadoopS3.conf(true);
+        conf.set("fs.s3a.aws.credentials.provider", TestCredentialsProvider.class.getName());
+        int before = TestCredentialsProvider.CREATED.get();
+        NativeS3AFileSystem fs = (NativeS3AFileSystem) HadoopS3.fs(bucket, conf);
+        assertTrue(TestCredentialsProvider.CREATED.get() > before, "S3A built the configured provider");
+        assertTrue(fs.getFallbackSetting().contains(TestCredentialsProvider.class.getName()), fs.getFallbackSetting());
+        expectStock(conf, "fs.s3a.aws.credentials.provider");
+        // The provider comes first in a chain: still stock, S3A would ask it first.
+        conf.set("fs.s3a.aws.credentials.provider", TestCredentialsProvider.class.getName() + ","
+                + "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider");
+        expectStock(conf, "fs.s3a.aws.credentials.provider (chain)");
+    }
+
+    /** 3.4.1+: the in-memory magic tracker writes no marker nor .pending, so magic files go stock; plain files stay native. */
+    @Test
+    void inMemoryMagicTrackerTakesTheStockRoute() throws Exception {
+        boolean hasTracker;
+        try {
+            Class.forName(HadoopLine.COMMIT_CONSTANTS).getField("FS_S3A_COMMITTER_MAGIC_TRACK_COMMITS_IN_MEMORY_ENABLED");
+            hasTracker = true;
+        } catch (NoSuchFieldException e) {
+            hasTracker = false;
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(hasTracker, "this Hadoop line has no in-memory magic tracker");
+        Configuration conf = HadoopS3.conf(true);
+        conf.setBoolean("fs.s3a.committer.magic.track.commits.in.memory.enabled", true);
+        NativeS3AFileSystem fs = (NativeS3AFileSystem) HadoopS3.fs(bucket, conf);
+        Path magic = path("tracker/" + RequestCostTest.magicKey());
+        try (FSDataOutputStream out = fs.create(magic)) {
+            assertFalse(out.getWrappedStream() instanceof NativeS3AOutputStream, "magic file with the in-memory tracker");
+            assertTrue(out.hasCapability("fs.s3a.capability.magic.output.stream"), "stock S3A's magic stream");
+            out.write(1);
+        }
+        assertEquals(1, fs.getStockCreateCount());
+        assertEquals(List.of(), HadoopS3.keys(bucket, "tracker/").stream().filter(k -> k.endsWith(".pending")).toList(),
+                "the in-memory tracker writes no .pending");
+        try (FSDataOutputStream out = fs.create(path("tracker/plain"))) {
+            assertTrue(out.getWrappedStream() instanceof NativeS3AOutputStream, "plain files stay native");
+        }
+        assertEquals(1, fs.getNativeCreateCount());
+        Configuration fail = new Configuration(conf);
+        fail.set("fs.s3a.native.fallback", "fail");
+        FileSystem strict = HadoopS3.fs(bucket, fail);
+        UnsupportedSettingException e = assertThrows(UnsupportedSettingException.class, () -> strict.create(magic));
+        assertTrue(e.getSetting().contains("track.commits.in.memory"), e.getSetting());
+    }
+
+    @Test
     void fallbackFailRaises() throws Exception {
         Configuration conf = HadoopS3.conf(true);
         conf.set("fs.s3a.acl.default", "Private");

@@ -1,0 +1,200 @@
+package io.s3native.hadoop;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.junit.jupiter.api.Test;
+
+import io.s3native.S3NativeOutputStream.MagicLayout;
+
+/**
+ * The requests a create and a close send, through stock S3AFileSystem and through
+ * {@link NativeS3AFileSystem}, counted from the fault proxy's request log (every request of
+ * the Hadoop tests goes through the proxy). Modelled on Hadoop's ITestCommitOperationCost:
+ * a magic file costs no HEAD/LIST, 1 initiate, its parts, the marker PUT and the
+ * {@code .pending} PUT, with no DELETE. "close" below is everything after create returned
+ * (the writes and the close).
+ */
+class RequestCostTest {
+    /** Two full 5 MiB parts and a short last one. */
+    private static final int SIZE = 2 * 5 * 1024 * 1024 + 1000;
+
+    /** What one create and its close sent: request kinds ("METHOD shape", see HadoopS3.requests). */
+    private static final class Cost {
+        final List<String> create;
+        final List<String> close;
+
+        Cost(List<String> create, List<String> close) {
+            this.create = create;
+            this.close = close;
+        }
+
+        @Override
+        public String toString() {
+            return "create=" + create + " close=" + close;
+        }
+    }
+
+    /** Write {@code key} of {@code size} bytes in a bucket of its own and split the requests at create/close. */
+    private static Cost write(boolean nativeFs, String key, int size, boolean overwrite) throws Exception {
+        String bucket = HadoopS3.newBucket("cost-" + (nativeFs ? "n" : "s"));
+        FileSystem fs = HadoopS3.fs(bucket, HadoopS3.conf(nativeFs));
+        String marker = "/" + bucket; // path-style: every request on the bucket, bulk deletes included
+        Path path = new Path("s3a://" + bucket + "/" + key);
+        try {
+            int before = settled(marker).size();
+            FSDataOutputStream out = fs.create(path, overwrite);
+            assertEquals(nativeFs, out.getWrappedStream() instanceof NativeS3AOutputStream, "route of " + path);
+            List<String> afterCreate = settled(marker);
+            out.write(HadoopS3.data(size, 7));
+            out.close();
+            List<String> afterClose = settled(marker);
+            return new Cost(new ArrayList<>(afterCreate.subList(before, afterCreate.size())),
+                    new ArrayList<>(afterClose.subList(afterCreate.size(), afterClose.size())));
+        } finally {
+            fs.close();
+        }
+    }
+
+    /**
+     * The proxy's log for {@code marker} once it stops growing: the proxy may log a request
+     * just after the client has its answer.
+     */
+    private static List<String> settled(String marker) throws Exception {
+        List<String> last = HadoopS3.requests(marker);
+        for (int i = 0; i < 20; i++) {
+            Thread.sleep(100);
+            List<String> now = HadoopS3.requests(marker);
+            if (now.size() == last.size()) {
+                return now;
+            }
+            last = now;
+        }
+        return last;
+    }
+
+    static String magicKey() {
+        String base = HadoopLine.magicLayout(RequestCostTest.class.getClassLoader()) == MagicLayout.MAGIC_JOB
+                ? "out/__magic_job-77/job-77/00/tasks/attempt_202405310001_0007_m_000000_0/__base"
+                : "out/__magic/job-77/00/tasks/attempt_202405310001_0007_m_000000_0/__base";
+        return base + "/year=2024/part-00000.parquet";
+    }
+
+    private static Map<String, Integer> counts(List<String> requests) {
+        Map<String, Integer> m = new TreeMap<>();
+        for (String r : requests) {
+            m.merge(r, 1, Integer::sum);
+        }
+        return m;
+    }
+
+    private static int count(List<String> requests, String kind) {
+        return (int) requests.stream().filter(kind::equals).count();
+    }
+
+    private static int countMethod(List<String> requests, String method) {
+        return (int) requests.stream().filter(r -> r.startsWith(method + " ")).count();
+    }
+
+    /** Hadoop 3.3.x: magic paths are marked by {@code __magic}; its S3A costs more (see below). */
+    private static boolean line33() {
+        return HadoopLine.magicLayout(RequestCostTest.class.getClassLoader()) == MagicLayout.MAGIC;
+    }
+
+    /**
+     * What ours must cost for a magic file of {@code parts} parts (ITestCommitOperationCost):
+     * create sends exactly the initiate (no HEAD/LIST), close the parts, then the marker PUT
+     * and the {@code .pending} PUT last, with no DELETE and no completion.
+     */
+    private static void assertMagicCost(Cost ours, int parts) {
+        List<String> all = new ArrayList<>(ours.create);
+        all.addAll(ours.close);
+        assertEquals(List.of("POST uploads"), ours.create, "create of a magic file initiates, as S3A: " + ours);
+        assertEquals(1, count(all, "POST uploads"), "one initiate: " + ours);
+        assertEquals(parts, count(all, "PUT part"), "parts: " + ours);
+        assertEquals(2, count(all, "PUT object"), "marker and .pending: " + ours);
+        assertEquals(0, countMethod(all, "DELETE") + count(all, "POST delete"), "deletes: " + ours);
+        assertEquals(0, countMethod(all, "HEAD") + count(all, "GET list"), "probes: " + ours);
+        assertEquals(0, count(all, "POST upload"), "completion: " + ours);
+        assertEquals(parts + 3, all.size(), "nothing else: " + ours);
+        assertEquals(List.of("PUT object", "PUT object"), all.subList(all.size() - 2, all.size()),
+                "marker, then .pending, come last: " + ours);
+    }
+
+    /**
+     * Stock S3A's cost for the same file. 3.4.1 and 3.5.0: the same requests as ours, the
+     * initiate in create(). 3.3.4 costs more: create probes for a directory at the
+     * path (1 LIST), and with 3.3's default marker policy ({@code delete}) each of the two
+     * PUTs on close is followed by a bulk DELETE of parent directory markers. Ours does what
+     * the later lines (HADOOP-17833) do on every line: the markers left above a magic file are
+     * under the {@code __magic} directory, which job commit deletes anyway.
+     */
+    private static void assertStockMagicCost(Cost stock, Cost ours) {
+        List<String> stockAll = new ArrayList<>(stock.create);
+        stockAll.addAll(stock.close);
+        List<String> oursAll = new ArrayList<>(ours.create);
+        oursAll.addAll(ours.close);
+        if (line33()) {
+            assertEquals(List.of("GET list", "POST uploads"), stock.create, "stock 3.3 create: " + stock);
+            assertEquals(2, count(stock.close, "POST delete"), "stock 3.3 close: " + stock);
+            stockAll.remove("GET list");
+            stockAll.removeIf("POST delete"::equals);
+        } else {
+            assertEquals(List.of("POST uploads"), stock.create, "stock create: " + stock);
+            assertEquals(stock.create, ours.create, "create: stock " + stock + " ours " + ours);
+        }
+        assertEquals(counts(stockAll), counts(oursAll), "stock " + stock + " ours " + ours);
+        assertEquals(stockAll.subList(stockAll.size() - 2, stockAll.size()), oursAll.subList(oursAll.size() - 2, oursAll.size()));
+    }
+
+    @Test
+    void magicFileCostsWhatS3ACosts() throws Exception {
+        Cost stock = write(false, magicKey(), SIZE, true);
+        Cost ours = write(true, magicKey(), SIZE, true);
+        System.out.println("magic stock: " + stock + "\nmagic ours:  " + ours);
+        assertMagicCost(ours, 3);
+        assertStockMagicCost(stock, ours);
+    }
+
+    @Test
+    void emptyMagicFileCostsWhatS3ACosts() throws Exception {
+        Cost stock = write(false, magicKey(), 0, true);
+        Cost ours = write(true, magicKey(), 0, true);
+        System.out.println("empty magic stock: " + stock + "\nempty magic ours:  " + ours);
+        assertEquals(List.of("PUT part", "PUT object", "PUT object"), ours.close,
+                "one empty part, marker, .pending");
+        assertMagicCost(ours, 1);
+        assertStockMagicCost(stock, ours);
+    }
+
+    /**
+     * A small plain file, with overwrite true and false: the same requests in the same order
+     * on every line. S3A probes on create, and so do we (same probe set, through S3A's own
+     * innerGetFileStatus): with overwrite only for a directory at the path (1 LIST), without
+     * it for a file too (HEAD, then LIST). Close is one PUT; on 3.3.4 (marker policy
+     * {@code delete}) followed by a bulk DELETE of the parent directory markers, which we ask
+     * S3A itself to do; 3.4.1 and 3.5.0 keep markers and send nothing more.
+     */
+    @Test
+    void plainFileCostsWhatS3ACosts() throws Exception {
+        for (boolean overwrite : new boolean[] {true, false}) {
+            Cost stock = write(false, "plain/dir/file.csv", 1000, overwrite);
+            Cost ours = write(true, "plain/dir/file.csv", 1000, overwrite);
+            System.out.println("plain overwrite=" + overwrite + " stock: " + stock + "\nplain overwrite=" + overwrite
+                    + " ours:  " + ours);
+            assertEquals(overwrite ? List.of("GET list") : List.of("HEAD object", "GET list"), ours.create,
+                    "create, overwrite=" + overwrite);
+            assertEquals(stock.create, ours.create, "create, overwrite=" + overwrite);
+            assertEquals(stock.close, ours.close, "close, overwrite=" + overwrite);
+            assertEquals(line33() ? List.of("PUT object", "POST delete") : List.of("PUT object"), ours.close,
+                    "a small file is one PUT: " + ours);
+        }
+    }
+}
