@@ -11,7 +11,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{data, FaultProxy, ProxyLogEntry, TestBucket, PART};
-use s3native::{ErrorKind, Mode, UploadResult, Writer};
+use s3native::{complete, ErrorKind, Mode, UploadResult, Writer};
 use serde_json::json;
 
 /// Write `content` through the proxy to `key` and close.
@@ -180,8 +180,8 @@ fn complete_answered_with_an_error_body_succeeds() {
     assert!(tb.uploads(&key).is_empty());
 }
 
-/// A Complete answered `NoSuchUpload` while the object is not there must not be reported
-/// as a success.
+/// A Complete answered `NoSuchUpload` on its first attempt is a failure: the upload is
+/// gone (aborted or completed by someone else), whatever is at the key.
 #[test]
 fn complete_answered_no_such_upload_without_the_object_fails() {
     let tb = TestBucket::new("complete_no_such_upload_fails");
@@ -192,8 +192,34 @@ fn complete_answered_no_such_upload_without_the_object_fails() {
     let e = write_through_proxy(&tb, &key, &tb.proxied_settings(), &data(48, PART + 5)).expect_err("no object");
     assert_eq!(e.kind(), ErrorKind::NotFound, "{e:?}");
     assert_eq!(e.s3_code(), Some("NoSuchUpload"), "{e:?}");
-    assert_eq!(proxy.requests(&key, "HeadObject").len(), 1, "the object was checked");
+    assert!(proxy.requests(&key, "HeadObject").is_empty(), "no retry, so nothing to settle by HEAD");
     tb.assert_nothing_left(&key);
+}
+
+/// Completing an upload that was aborted fails even when an object of the same length and
+/// part count is already at the key (a job commit must not report old data as its own).
+#[test]
+fn completing_an_aborted_upload_fails_even_with_a_lookalike_object() {
+    let tb = TestBucket::new("complete_aborted_lookalike");
+    let key = tb.key("same-size");
+    let first = data(60, PART + 7);
+    let mut w = Writer::open(&tb.bucket, &key, Mode::Deferred, &tb.settings()).expect("open");
+    w.write(&first).expect("write");
+    complete(&w.close().expect("close"), &tb.settings()).expect("complete the first upload");
+
+    let mut w = Writer::open(&tb.bucket, &key, Mode::Deferred, &tb.settings()).expect("open");
+    w.write(&data(61, PART + 7)).expect("write");
+    let second = w.close().expect("close");
+    s3native::abort(&second, &tb.settings()).expect("abort the second upload");
+
+    // S3 answers a Complete of an aborted upload 404 NoSuchUpload (moto 500s): inject S3's answer.
+    let proxy = FaultProxy::take();
+    proxy.add_rule(json!({"match": {"method": "POST", "query_has": "uploadId", "path_contains": key},
+                          "action": "status", "status": 404, "code": "NoSuchUpload", "count": -1}));
+    let e = complete(&second, &tb.proxied_settings()).expect_err("the second upload is gone");
+    proxy.clear_rules();
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e:?}");
+    tb.assert_object(&key, &first);
 }
 
 /// An abort that keeps failing is retried with backoff, then reported with the bucket, key

@@ -72,7 +72,8 @@ fn abort_after_close_keeps_the_object() {
     let handle = w.abort_handle();
     let result = w.close().expect("close");
     w.abort().expect("abort after close does nothing");
-    handle.abort().expect("nor does the abort handle");
+    let late = handle.abort().expect_err("the abort handle says it came too late");
+    assert_eq!(late.kind(), ErrorKind::State, "{late:?}");
     assert_eq!(w.close().expect("close after abort-after-close"), result);
     tb.assert_object(&key, &content);
     assert_eq!(w.statistics().requests.abort_multipart_upload, 0);
@@ -270,8 +271,10 @@ fn interrupted_close_never_reports_success() {
     let e = w.close_with(&|| started.elapsed() > Duration::from_millis(300)).expect_err("interrupted close");
     assert_eq!(e.kind(), ErrorKind::Interrupted, "{e:?}");
     assert!(started.elapsed() < Duration::from_millis(2500), "the close returned without waiting for the parts");
+    // Only the interrupted call reports the interrupt; later calls report a failed writer.
     let again = w.close().expect_err("a close after an interrupted close");
-    assert_eq!(again.kind(), ErrorKind::Interrupted, "{again:?}");
+    assert_eq!(again.kind(), ErrorKind::State, "{again:?}");
+    assert!(again.message().contains("interrupted"), "{again:?}");
 
     wait_until_nothing_left(&tb, &key);
     assert!(proxy.requests(&key, "CompleteMultipartUpload").is_empty());
@@ -302,9 +305,37 @@ fn interrupted_write_fails_and_aborts() {
         .expect_err("interrupted write");
     assert_eq!(e.kind(), ErrorKind::Interrupted, "{e:?}");
     assert!(started.elapsed() < Duration::from_millis(2500), "the write returned without waiting for part 1");
-    assert_eq!(w.write(b"more").expect_err("write after the interrupt").kind(), ErrorKind::Interrupted);
+    assert_eq!(w.write(b"more").expect_err("write after the interrupt").kind(), ErrorKind::State);
     assert!(w.close().is_err(), "a writer interrupted while writing never completes");
 
     wait_until_nothing_left(&tb, &key);
     assert_eq!(proxy.requests(&key, "UploadPart").len(), 1, "part 2 was never sent");
+}
+
+/// An abort that lands while a write is copying (before any upload exists) must not let
+/// that write create an upload afterwards: the write fails and nothing is left.
+#[test]
+fn abort_during_a_write_leaves_no_upload() {
+    let tb = TestBucket::new("abort_during_write");
+    let key = tb.key("raced");
+    let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
+    let handle = w.abort_handle();
+    let content = data(62, 3 * PART);
+    let mut aborted = false;
+    let e = w
+        .write_with(content.len(), &|| false, &mut |from, dst| {
+            if !aborted {
+                handle.abort().expect("abort before any upload exists");
+                aborted = true;
+            }
+            for (d, s) in dst.iter_mut().zip(&content[from..]) {
+                d.write(*s);
+            }
+            Ok(())
+        })
+        .expect_err("the write goes on into an aborted writer");
+    assert_eq!(e.kind(), ErrorKind::State, "{e:?}");
+    assert!(w.close().is_err());
+    drop(w);
+    tb.assert_nothing_left(&key);
 }

@@ -12,7 +12,7 @@
 //!
 //! | key | meaning | default |
 //! |---|---|---|
-//! | `fs.s3a.native.memory.budget` | process-wide bytes of part buffers (admission: see `pool`) | 1 GiB |
+//! | `fs.s3a.native.memory.budget` | process-wide bytes of part buffers, at least 1 MiB (admission: see `pool`); the latest writer that sets it wins | 1 GiB |
 //! | `fs.s3a.native.parts.in.flight` | parts one writer may have uploading at once | `fs.s3a.fast.upload.active.blocks`, else 4 |
 //! | `fs.s3a.native.runtime.threads` | worker threads of the process-wide runtime (first writer fixes it) | CPUs, at least 2 |
 //! | `fs.s3a.native.part.size` | first part size, 5 MiB..5 GiB | `fs.s3a.multipart.size`, else 64 MiB |
@@ -20,7 +20,7 @@
 //! | `fs.s3a.native.max.parts` | parts allowed per object, 1..10,000 | 10,000 |
 //! | `fs.s3a.native.checksum` | `none`, `sha256` or `crc64nvme` checksum per part | none |
 //! | `fs.s3a.native.payload.signing` | SigV4-sign the payload (SHA-256 of every byte) | true over http, false over https |
-//! | `fs.s3a.native.request.timeout` | one HTTP request, body included (seconds if no unit) | 10 min |
+//! | `fs.s3a.native.request.timeout` | one HTTP request, body included (seconds if no unit) | 5 min |
 //!
 //! S3A keys read: `fs.s3a.endpoint`, `fs.s3a.endpoint.region`, `fs.s3a.path.style.access`,
 //! `fs.s3a.connection.ssl.enabled`, `fs.s3a.access.key`, `fs.s3a.secret.key`,
@@ -44,6 +44,9 @@ pub const MAX_PART_SIZE: u64 = 5 * 1024 * 1024 * 1024;
 pub const MAX_PARTS: u32 = 10_000;
 /// Default first part size: S3A's `fs.s3a.multipart.size` default, 64 MiB.
 pub const DEFAULT_PART_SIZE: u64 = 64 * 1024 * 1024;
+/// Default timeout of one HTTP request, body included: 5 minutes (a 64 MiB part at
+/// 0.25 MiB/s).
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 /// Default process-wide memory budget: 1 GiB.
 pub const DEFAULT_MEMORY_BUDGET: u64 = 1024 * 1024 * 1024;
 
@@ -240,8 +243,9 @@ pub struct WriterConfig {
     pub max_parts: u32,
     /// Parts one writer may have uploading at once (at least 1).
     pub parts_in_flight: usize,
-    /// Process-wide part buffer bytes.
-    pub memory_budget: u64,
+    /// Process-wide part buffer bytes, when the settings name it (else the process keeps
+    /// what it has: 1 GiB until a writer sets it).
+    pub memory_budget: Option<u64>,
     /// Worker threads of the process-wide runtime.
     pub runtime_threads: usize,
     /// `x-amz-storage-class`, upper-cased as S3A does.
@@ -283,7 +287,7 @@ impl WriterConfig {
             }
         };
         let sign_payload = r.bool("native.payload.signing", allow_http)?;
-        let request_timeout = r.duration("native.request.timeout", Duration::from_secs(600), Unit::Seconds)?;
+        let request_timeout = r.duration("native.request.timeout", DEFAULT_REQUEST_TIMEOUT, Unit::Seconds)?;
         let max_retries = r.int("retry.limit", 7, 0, 100)? as usize;
         let requester_pays = r.bool("requester.pays.enabled", false)?;
         let max_concurrent_uploads = r.int("connection.maximum", 96, 1, 100_000)? as usize;
@@ -326,7 +330,15 @@ impl WriterConfig {
             fixed_part_size: r.bool("native.part.size.fixed", false)?,
             max_parts: r.int("native.max.parts", MAX_PARTS as i64, 1, MAX_PARTS as i64)? as u32,
             parts_in_flight,
-            memory_budget: r.size("native.memory.budget", DEFAULT_MEMORY_BUDGET)?,
+            memory_budget: match r.str("native.memory.budget") {
+                None => None,
+                Some(_) => match r.size("native.memory.budget", DEFAULT_MEMORY_BUDGET)? {
+                    b if b < 1 << 20 => {
+                        return Err(Error::invalid_setting(&r.key("native.memory.budget"), format!("{b} B is below 1 MiB")))
+                    }
+                    b => Some(b),
+                },
+            },
             runtime_threads: r.int("native.runtime.threads", default_threads, 1, 1024)? as usize,
             storage_class: r.str("create.storage.class").map(str::to_ascii_uppercase),
             content_encoding: r.str("object.content.encoding").map(str::to_string),
@@ -517,8 +529,11 @@ pub fn parse_size(v: &str) -> std::result::Result<u64, String> {
         Some('p') => (&v[..v.len() - 1], 50),
         _ => (v, 0),
     };
+    let digits = digits.trim();
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || digits.is_empty() {
+        return Err(format!("'{v}' is not a size in bytes (a whole number, optionally with K, M, G, T or P)"));
+    }
     let n: u64 = digits
-        .trim()
         .parse()
         .map_err(|_| format!("'{v}' is not a size in bytes (a whole number, optionally with K, M, G, T or P)"))?;
     n.checked_mul(1u64 << shift).ok_or_else(|| format!("'{v}' is too large"))
@@ -529,12 +544,13 @@ fn parse_duration(v: &str, unit: Unit) -> std::result::Result<Duration, String> 
     let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
     let (digits, suffix) = v.split_at(split);
     let n: u64 = digits.parse().map_err(|_| format!("'{v}' is not a duration such as 30s or 500ms"))?;
+    let secs = |factor: u64| n.checked_mul(factor).map(Duration::from_secs).ok_or_else(|| format!("'{v}' is too long"));
     let d = match (suffix.trim().to_ascii_lowercase().as_str(), unit) {
         ("", Unit::Seconds) | ("s", _) => Duration::from_secs(n),
         ("ms", _) => Duration::from_millis(n),
-        ("m", _) => Duration::from_secs(n * 60),
-        ("h", _) => Duration::from_secs(n * 3600),
-        ("d", _) => Duration::from_secs(n * 86400),
+        ("m", _) => secs(60)?,
+        ("h", _) => secs(3600)?,
+        ("d", _) => secs(86400)?,
         _ => return Err(format!("'{v}' has an unknown unit (use ms, s, m, h or d)")),
     };
     if d.is_zero() {
@@ -558,6 +574,8 @@ mod tests {
         assert_eq!(parse_size("1g"), Ok(1 << 30));
         assert!(parse_size("12x").is_err());
         assert!(parse_size("99999999999T").is_err());
+        assert!(parse_size("+6M").is_err());
+        assert!(parse_duration("99999999999999999d", Unit::Seconds).is_err());
     }
 
     #[test]
@@ -629,6 +647,7 @@ mod tests {
             ("fs.s3a.encryption.algorithm", "ROT13"),
             ("fs.s3a.native.request.timeout", "5 fortnights"),
             ("fs.s3a.native.max.parts", "10001"),
+            ("fs.s3a.native.memory.budget", "1000"),
         ];
         for (k, v) in cases {
             let e = WriterConfig::resolve(&base().with(k, v), "b1b").unwrap_err();

@@ -182,6 +182,7 @@ fn xml_field(text: &str, tag: &str) -> Option<String> {
     let start = text.find(&open)? + open.len();
     let len = text[start..].find(&format!("</{tag}>"))?;
     let value = text[start..start + len].trim();
+    let value = value.strip_prefix("<![CDATA[").and_then(|v| v.strip_suffix("]]>")).unwrap_or(value).trim();
     (!value.is_empty()).then(|| value.to_string())
 }
 

@@ -234,10 +234,13 @@ impl MemoryBudget {
         loop {
             let head = s.queue.front().map(|(t, _)| *t) == Some(ticket);
             let fits = s.used + bytes <= s.capacity;
-            let stuck = head && !fits && s.uploading == 0 && {
-                let waiting: Vec<u64> = s.queue.iter().map(|(_, t)| *t).collect();
-                s.filling.values().all(|h| waiting.contains(&h.load(Ordering::Relaxed)))
-            };
+            let stuck = head
+                && !fits
+                && s.uploading == 0
+                && s.filling.values().all(|h| {
+                    let holder = h.load(Ordering::Relaxed);
+                    s.queue.iter().any(|(_, t)| *t == holder)
+                });
             if head && (fits || stuck) {
                 if stuck {
                     global_stats().budget_overcommit();
@@ -253,17 +256,24 @@ impl MemoryBudget {
                 self.changed.notify_all();
                 return Ok(Reservation { budget: self, bytes, id, holder: Some(holder) });
             }
-            if let Err(e) = cancelled() {
-                s.queue.retain(|(t, _)| *t != ticket);
-                drop(s);
-                self.changed.notify_all();
-                return Err(e);
-            }
-            s = self
+            let (guard, timeout) = self
                 .changed
                 .wait_timeout(s, Duration::from_millis(50))
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+                .unwrap_or_else(|p| p.into_inner());
+            s = guard;
+            if timeout.timed_out() {
+                // Ask the caller (maybe a JNI call into the JVM) without holding the lock
+                // that runtime threads take to give bytes back.
+                drop(s);
+                let outcome = cancelled();
+                s = self.lock();
+                if let Err(e) = outcome {
+                    s.queue.retain(|(t, _)| *t != ticket);
+                    drop(s);
+                    self.changed.notify_all();
+                    return Err(e);
+                }
+            }
         }
     }
 }
@@ -317,7 +327,7 @@ fn build_s3(c: &StoreConfig) -> Result<AmazonS3> {
         .with_retry(RetryConfig {
             backoff: BackoffConfig::default(),
             max_retries: c.max_retries,
-            retry_timeout: Duration::from_secs(180).max(c.request_timeout),
+            retry_timeout: Duration::from_secs(180),
         });
     if let Some(e) = &c.endpoint {
         b = b.with_endpoint(e);
@@ -414,10 +424,13 @@ pub(crate) fn open_writers() -> Vec<Arc<Shared>> {
     OPEN_WRITERS.lock().unwrap_or_else(|p| p.into_inner()).values().filter_map(|w| w.upgrade()).collect()
 }
 
-/// Apply the process-wide parts of `config`: start the runtime (first writer only) and
-/// set the budget's capacity.
+/// Apply the process-wide parts of a writer's `config`: start the runtime (the first writer
+/// sizes it) and, when the writer's settings name `fs.s3a.native.memory.budget`, set the
+/// budget's capacity (the latest such writer wins; others leave it alone).
 pub(crate) fn apply_process_settings(config: &WriterConfig) -> &'static Runtime {
-    budget().set_capacity(config.memory_budget);
+    if let Some(capacity) = config.memory_budget {
+        budget().set_capacity(capacity);
+    }
     runtime(config.runtime_threads)
 }
 

@@ -182,6 +182,13 @@ impl Recorder {
     pub(crate) fn operation(&self, kind: RequestKind) {
         self.logical[kind as usize].fetch_add(1, Relaxed);
     }
+    /// Add `other`'s wire requests and operations to this recorder.
+    pub(crate) fn add_requests(&self, other: &Recorder) {
+        for i in 0..KINDS {
+            self.wire[i].fetch_add(other.wire[i].load(Relaxed), Relaxed);
+            self.logical[i].fetch_add(other.logical[i].load(Relaxed), Relaxed);
+        }
+    }
     /// A retry the writer made itself (beyond the HTTP client's own).
     pub(crate) fn retry(&self) {
         self.extra_retries.fetch_add(1, Relaxed);

@@ -170,7 +170,12 @@ impl Shared {
         {
             let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
             if f.is_none() {
-                *f = Some(e);
+                // Only the interrupted call reports the interrupt; later calls, maybe from
+                // other threads, report a failed writer.
+                *f = Some(match e.kind() {
+                    ErrorKind::Interrupted => Error::state(format!("failed earlier: {}", e.message())),
+                    _ => e,
+                });
             }
         }
         self.start_abort();
@@ -192,6 +197,12 @@ impl Shared {
     async fn upload_id(&self) -> Result<String> {
         self.upload_id
             .get_or_init(|| async {
+                // An abort that found no upload must never see one appear after it: the abort
+                // sets ABORTING before it reads the parts in flight, and this task was counted
+                // in flight before it got here, so one of the two sees the other.
+                if self.phase.load(Ordering::SeqCst) == ABORTING {
+                    return Err(Error::state(format!("{} was aborted", self.describe())));
+                }
                 self.stats.operation(RequestKind::CreateMultipartUpload);
                 pool::global_stats().operation(RequestKind::CreateMultipartUpload);
                 let opts = PutMultipartOptions { attributes: self.upload_options.clone(), ..Default::default() };
@@ -330,8 +341,10 @@ pub struct Writer {
 pub struct AbortHandle(Arc<Shared>);
 
 impl AbortHandle {
-    /// Abort the upload unless its writer is already completing or closed, and wait for the
-    /// abort. Later writes and closes of the writer fail.
+    /// Abort the upload and wait for the abort. Later writes and closes of the writer fail.
+    ///
+    /// Errors: [`ErrorKind::State`] when the writer's close is already completing or has
+    /// completed the upload (the abort did not take effect); the abort's final failure.
     pub fn abort(&self) -> Result<()> {
         abort_shared(&self.0, &|| false)
     }
@@ -340,7 +353,12 @@ impl AbortHandle {
 fn abort_shared(shared: &Arc<Shared>, interrupted: &dyn Fn() -> bool) -> Result<()> {
     match shared.phase.compare_exchange(OPEN, ABORTING, Ordering::SeqCst, Ordering::SeqCst) {
         Ok(_) | Err(ABORTING) => {}
-        Err(_) => return Ok(()),
+        Err(_) => {
+            return Err(Error::state(format!(
+                "{}: too late to abort, close is completing or has completed the upload",
+                shared.describe()
+            )))
+        }
     }
     let rt = pool::runtime_if_started().expect("a writer started the runtime");
     pool::block_on(rt, "aborting the upload", interrupted, shared.abort())?
@@ -384,7 +402,7 @@ impl Writer {
             return Err(Error::invalid_argument(format!("object key '{key}' must be non-empty without a leading '/'")));
         }
         let config = WriterConfig::resolve(settings, bucket)?;
-        let path = Path::parse(key).map_err(|e| Error::invalid_argument(format!("object key '{key}': {e}")))?;
+        let path = object_path(key)?;
         let rt = pool::apply_process_settings(&config);
         let store = pool::store(&config.store)?;
         let mut upload_options = Attributes::new();
@@ -601,6 +619,10 @@ impl Writer {
         if let Some(e) = self.shared.failure() {
             return Err(self.fail(e));
         }
+        if self.shared.phase.load(Ordering::SeqCst) == ABORTING {
+            self.state = State::Aborted;
+            return Err(Error::state(format!("{} was aborted", self.shared.describe())));
+        }
         let idx = self.parts_sliced as usize;
         self.parts_sliced += 1;
         buffer.reservation.uploading();
@@ -625,9 +647,11 @@ impl Writer {
         self.close_with(&|| false)
     }
 
-    /// [`Writer::close`], polling `interrupted` every 50 ms while waiting. An interrupted
-    /// close fails with [`ErrorKind::Interrupted`], never reports success, and aborts the
-    /// upload in the background.
+    /// [`Writer::close`], polling `interrupted` every 50 ms while waiting for parts. An
+    /// interrupted close fails with [`ErrorKind::Interrupted`] and aborts the upload in the
+    /// background. The final request (Complete, the single PUT, the magic files) is not
+    /// interrupted: S3 may act on it before answering, so close waits for the answer and
+    /// reports what S3 said.
     pub fn close_with(&mut self, interrupted: &dyn Fn() -> bool) -> Result<UploadResult> {
         if let State::Closed(r) = &self.state {
             return Ok(r.clone());
@@ -654,7 +678,7 @@ impl Writer {
     fn finish(&mut self, interrupted: &dyn Fn() -> bool) -> Result<UploadResult> {
         let shared = self.shared.clone();
         if self.mode == Mode::Publish && self.parts_sliced == 0 {
-            return self.single_put(interrupted);
+            return self.single_put();
         }
         let last = match self.buffer.take() {
             Some(b) => Some(b),
@@ -702,13 +726,13 @@ impl Writer {
             let store = shared.store.clone();
             let stats = shared.stats.clone();
             let r = result.clone();
-            pool::block_on(self.rt, "completing the upload", interrupted, async move {
+            pool::block_on(self.rt, "completing the upload", &|| false, async move {
                 complete_upload(&store, &r, &stats).await
             })??;
             result.completed = true;
         }
         if let Some((file, uri)) = &self.magic {
-            self.put_magic_files(file, uri, &result, interrupted)?;
+            self.put_magic_files(file, uri, &result)?;
         }
         shared.phase.store(DONE, Ordering::SeqCst);
         result.statistics = shared.stats.snapshot();
@@ -716,7 +740,7 @@ impl Writer {
     }
 
     /// The marker, then the `.pending` file: S3A's order, 2 PUTs and nothing else.
-    fn put_magic_files(&self, file: &MagicFile, uri: &str, result: &UploadResult, interrupted: &dyn Fn() -> bool) -> Result<()> {
+    fn put_magic_files(&self, file: &MagicFile, uri: &str, result: &UploadResult) -> Result<()> {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as i64)
@@ -737,7 +761,7 @@ impl Writer {
             let shared = self.shared.clone();
             self.record(|r| r.operation(RequestKind::PutObject));
             let opts = PutOptions { attributes, ..Default::default() };
-            pool::block_on(self.rt, "writing the magic committer files", interrupted, async move {
+            pool::block_on(self.rt, "writing the magic committer files", &|| false, async move {
                 REQUEST_STATS.scope(shared.stats.clone(), shared.store.s3.put_opts(&path, body.into(), opts)).await
             })?
             .map_err(|e| Error::from_store(format_args!("{what} s3://{}/{key}", self.shared.bucket), &e, &self.shared.store.config.secrets()))?;
@@ -764,7 +788,7 @@ impl Writer {
         Ok((etags, checksums))
     }
 
-    fn single_put(&mut self, interrupted: &dyn Fn() -> bool) -> Result<UploadResult> {
+    fn single_put(&mut self) -> Result<UploadResult> {
         let shared = self.shared.clone();
         if shared.phase.compare_exchange(OPEN, COMPLETING, Ordering::SeqCst, Ordering::SeqCst).is_err() {
             return Err(Error::state(format!("{} was aborted", shared.describe())));
@@ -776,7 +800,7 @@ impl Writer {
         let opts = PutOptions { attributes: shared.upload_options.clone(), ..Default::default() };
         self.record(|r| r.operation(RequestKind::PutObject));
         let s = shared.clone();
-        let put = pool::block_on(self.rt, "uploading the object", interrupted, async move {
+        let put = pool::block_on(self.rt, "uploading the object", &|| false, async move {
             REQUEST_STATS.scope(s.stats.clone(), s.store.s3.put_opts(&s.path, payload, opts)).await
         });
         drop(reservation);
@@ -838,15 +862,36 @@ impl Drop for Writer {
     }
 }
 
+/// The object_store path of `key`, which must stay exactly `key`: object_store normalises
+/// keys (drops a trailing `/`, empty and `.` segments) and refuses control characters, so
+/// such keys are reported as [`ErrorKind::Unsupported`] (the JVM layer then writes the file
+/// through stock S3A) rather than written somewhere else.
+fn object_path(key: &str) -> Result<Path> {
+    let unsupported = || Error::new(
+        ErrorKind::Unsupported,
+        format!("object key '{}': keys with a trailing '/', empty or '.' segments or control characters are not supported by the native writer", key.escape_debug()),
+    );
+    match Path::parse(key) {
+        Ok(p) if p.as_ref() == key => Ok(p),
+        _ => Err(unsupported()),
+    }
+}
+
 fn copy_into(src: &[u8], dst: &mut [MaybeUninit<u8>]) {
     // SAFETY: MaybeUninit<u8> has u8's layout; the lengths are equal.
     let dst = unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut u8, dst.len()) };
     dst.copy_from_slice(src);
 }
 
-/// CompleteMultipartUpload for `result`. A Complete whose retry finds the upload gone
-/// (`NoSuchUpload`: an earlier attempt succeeded but its answer was lost) HEADs the object
-/// and succeeds only if its length and ETag part count match.
+/// CompleteMultipartUpload for `result`.
+///
+/// S3 answers a Complete of an upload that no longer exists with `NoSuchUpload`. That means
+/// success only when an earlier attempt of this very call reached S3 and its answer was lost
+/// (the client retried): then the object is HEADed and must have this result's length and
+/// ETag, computed as S3 does for a multipart object (the MD5 of the parts' binary MD5s, then
+/// `-N`; with SSE-KMS or SSE-C, where part ETags are not MD5s, the `-N` part count alone).
+/// A first attempt answered `NoSuchUpload` is a failure: the upload was aborted or completed
+/// by someone else.
 async fn complete_upload(store: &Store, result: &UploadResult, stats: &Arc<Recorder>) -> Result<()> {
     let id = result.upload_id.clone().ok_or_else(|| Error::invalid_argument("the result has no upload id"))?;
     let path = Path::parse(&result.key).map_err(|e| Error::invalid_argument(format!("key: {e}")))?;
@@ -859,28 +904,54 @@ async fn complete_upload(store: &Store, result: &UploadResult, stats: &Arc<Recor
     let secrets = store.config.secrets();
     stats.operation(RequestKind::CompleteMultipartUpload);
     pool::global_stats().operation(RequestKind::CompleteMultipartUpload);
-    match REQUEST_STATS.scope(stats.clone(), store.s3.complete_multipart(&path, &id, parts)).await {
-        Ok(_) => Ok(()),
-        Err(e) => {
-            let err = Error::from_store(format_args!("CompleteMultipartUpload {describe}"), &e, &secrets);
-            if err.kind() != ErrorKind::NotFound || err.s3_code() == Some("NoSuchBucket") {
-                return Err(err);
-            }
-            stats.operation(RequestKind::HeadObject);
-            pool::global_stats().operation(RequestKind::HeadObject);
-            let head = REQUEST_STATS.scope(stats.clone(), store.s3.head(&path)).await;
-            let suffix = format!("-{n}");
-            match head {
-                Ok(meta)
-                    if meta.size == result.length
-                        && meta.e_tag.as_deref().is_some_and(|t| t.trim_matches('"').ends_with(&suffix)) =>
-                {
-                    Ok(())
-                }
-                _ => Err(err),
+    // This call's own recorder tells whether the client retried.
+    let attempts = Arc::new(Recorder::new());
+    let sent = REQUEST_STATS.scope(attempts.clone(), store.s3.complete_multipart(&path, &id, parts)).await;
+    let retried = attempts.snapshot().requests.complete_multipart_upload > 1;
+    stats.add_requests(&attempts);
+    let Err(e) = sent else { return Ok(()) };
+    let err = Error::from_store(format_args!("CompleteMultipartUpload {describe}"), &e, &secrets);
+    if !retried || err.kind() != ErrorKind::NotFound || err.s3_code() == Some("NoSuchBucket") {
+        return Err(err);
+    }
+    stats.operation(RequestKind::HeadObject);
+    pool::global_stats().operation(RequestKind::HeadObject);
+    let head = REQUEST_STATS.scope(stats.clone(), store.s3.head(&path)).await;
+    let expected = multipart_etag(&result.etags);
+    let suffix = format!("-{n}");
+    match head {
+        Ok(meta) if meta.size == result.length => {
+            let etag = meta.e_tag.as_deref().unwrap_or("").trim_matches('"').to_string();
+            let matches = match &expected {
+                Some(want) => &etag == want,
+                None => etag.ends_with(&suffix),
+            };
+            if matches {
+                Ok(())
+            } else {
+                Err(err.context(format!("the object at the key has ETag {etag}, not this upload's")))
             }
         }
+        _ => Err(err),
     }
+}
+
+/// S3's ETag of a completed multipart upload, `md5(md5(part 1) .. md5(part N))-N` in hex,
+/// when every part ETag is an MD5 (32 hex digits); `None` otherwise (SSE-KMS, SSE-C).
+fn multipart_etag(etags: &[String]) -> Option<String> {
+    use md5::{Digest, Md5};
+    let mut md5 = Md5::new();
+    for etag in etags {
+        let hex = etag.trim_matches('"');
+        if hex.len() != 32 {
+            return None;
+        }
+        for i in (0..32).step_by(2) {
+            md5.update([u8::from_str_radix(&hex[i..i + 2], 16).ok()?]);
+        }
+    }
+    let digest = md5.finalize();
+    Some(format!("{}-{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>(), etags.len()))
 }
 
 /// Complete a deferred upload from its result, in this or any other process.
@@ -907,7 +978,7 @@ pub fn abort(result: &UploadResult, settings: &Settings) -> Result<()> {
 
 fn store_for(result: &UploadResult, settings: &Settings) -> Result<(Arc<Store>, &'static Runtime)> {
     let config = WriterConfig::resolve(settings, &result.bucket)?;
-    let rt = pool::apply_process_settings(&config);
+    let rt = pool::runtime(config.runtime_threads);
     Ok((pool::store(&config.store)?, rt))
 }
 
@@ -925,6 +996,14 @@ pub fn abort_open_uploads() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn multipart_etags_are_computed_as_s3_does() {
+        // Two parts of "a" and "b": md5(md5("a") || md5("b")) with a -2 suffix.
+        let parts = ["\"0cc175b9c0f1b6a831c399e269772661\"".to_string(), "92eb5ffee6ae2fec3ad71c777531578f".to_string()];
+        assert_eq!(multipart_etag(&parts).as_deref(), Some("96e024ba2074fe77e8e965ba43a704be-2"));
+        assert_eq!(multipart_etag(&["kms-etag".to_string()]), None);
+    }
 
     #[test]
     fn part_ids_round_trip_with_checksums() {

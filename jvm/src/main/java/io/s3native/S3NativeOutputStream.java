@@ -333,10 +333,12 @@ public final class S3NativeOutputStream extends OutputStream {
      * from any thread, also while another thread is blocked in a write or close (that call
      * then fails). Does nothing after a successful close (use {@link #abort(UploadResult, Map)}
      * for a deferred upload) or a second time. An abort racing a close on another thread that
-     * is already completing the upload does not stop it: that close then succeeds.
+     * is already completing the upload does not stop it: that close then succeeds, and this
+     * call throws.
      *
      * @throws IOException when the abort itself failed after retries (the message names the
-     *     upload id so an operator can clean up)
+     *     upload id so an operator can clean up), or came too late: a close on another thread
+     *     was already completing the upload
      */
     public void abort() throws IOException {
         boolean owner = lock.tryLock();
@@ -350,13 +352,15 @@ public final class S3NativeOutputStream extends OutputStream {
             } catch (IOException closed) {
                 return; // already closed, failed or aborted
             }
-            aborted = true;
             try {
                 if (owner) {
                     smallCount = 0;
                     lastStatistics = statisticsOrNull(p);
                 }
+                // Throws when a close on another thread is already completing the upload:
+                // then the abort did not take effect and isAborted() stays false.
                 Native.abort(p);
+                aborted = true;
             } finally {
                 handle.release();
                 cleanable.clean();
