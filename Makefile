@@ -4,6 +4,9 @@
 #   make bench   the Rust benchmark against the local server (prints ratios)
 #   make jar     jvm/target/s3native-<version>.jar with the release libs3native.so inside
 #   make bench-jvm  the JMH benchmark of the Java stream (cost per write call)
+#   make demo    the main job: Spark writes TPC-H lineitem and nycflights13 flights to S3
+#                through s3native and through stock S3A, verifies both, prints them side by side
+#   make test-spark  the Spark end-to-end tests on Spark 3.5 and 4.0 (last step of `test`)
 SHELL := /bin/bash
 .ONESHELL:
 .SHELLFLAGS := -euo pipefail -c
@@ -13,7 +16,7 @@ MVN ?= mvn -B -ntp
 # Where cargo puts the release library (honours CARGO_TARGET_DIR); Maven packs it from there.
 NATIVE_LIB_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target)/release)
 
-.PHONY: build test test-rust bench header-check server-install jar test-jvm test-hadoop hadoop-tests bench-jvm
+.PHONY: build test test-rust bench header-check server-install jar test-jvm test-hadoop hadoop-tests bench-jvm demo test-spark
 
 build:
 	$(CARGO) build --release
@@ -34,6 +37,7 @@ test: server-install header-check
 	$(CARGO) build --release
 	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
 	$(MAKE) --no-print-directory hadoop-tests
+	$(MAKE) --no-print-directory test-spark
 
 # The jar: Maven copies target/release/libs3native.so into /native/<os>-<arch>/ of the jar.
 jar: build
@@ -94,3 +98,13 @@ bench-jvm: jar $(S3S_FS)
 	S3NATIVE_TEST_ENDPOINT=http://127.0.0.1:$$port S3NATIVE_TEST_ACCESS_KEY=bench S3NATIVE_TEST_SECRET_KEY=benchsecret \
 	  S3NATIVE_TEST_BUCKET=s3native-bench \
 	  java -cp jvm/target/test-classes:jvm/target/classes:$$(cat jvm/target/bench.classpath) org.openjdk.jmh.Main $(JMH_ARGS)
+
+# Spark (scripts/spark-*.sh, spark/): pyspark from PyPI and the hadoop-aws, AWS SDK and
+# spark-hadoop-cloud jars from Maven Central, cached under target/spark/. Each starts its
+# own embedded S3 server (moto) unless an endpoint is configured, and stops it.
+# S3NATIVE_DEMO_SCALE=0.1 picks the TPC-H scale factor of the demo (default 1).
+demo: jar server-install
+	scripts/spark-demo.sh
+
+test-spark: jar server-install
+	scripts/spark-test.sh

