@@ -158,7 +158,7 @@ public final class S3NativeOutputStream extends OutputStream {
                     drainSmall(p);
                 } catch (IOException | RuntimeException e) {
                     failed(p, e);
-                throw e;
+                    throw e;
                 } finally {
                     handle.release();
                 }
