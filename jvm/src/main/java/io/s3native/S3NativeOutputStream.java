@@ -153,15 +153,7 @@ public final class S3NativeOutputStream extends OutputStream {
             ensureOpen();
             small[smallCount++] = (byte) b;
             if (smallCount == small.length) {
-                long p = handle.acquire();
-                try {
-                    drainSmall(p);
-                } catch (IOException | RuntimeException e) {
-                    failed(p, e);
-                    throw e;
-                } finally {
-                    handle.release();
-                }
+                handOverSmall();
             }
         } finally {
             lock.unlock();
@@ -252,20 +244,24 @@ public final class S3NativeOutputStream extends OutputStream {
                 return; // flushing a closed stream does nothing
             }
             ensureOpen(); // after abort or a failure, flush fails like every call
-            if (smallCount == 0) {
-                return;
-            }
-            long p = handle.acquire();
-            try {
-                drainSmall(p);
-            } catch (IOException | RuntimeException e) {
-                failed(p, e);
-                throw e;
-            } finally {
-                handle.release();
+            if (smallCount > 0) {
+                handOverSmall();
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Hand the write(int) bytes to the native writer; the caller holds {@code lock}. */
+    private void handOverSmall() throws IOException {
+        long p = handle.acquire();
+        try {
+            drainSmall(p);
+        } catch (IOException | RuntimeException e) {
+            failed(p, e);
+            throw e;
+        } finally {
+            handle.release();
         }
     }
 
