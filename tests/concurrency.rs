@@ -58,6 +58,9 @@ fn sixty_four_writers_stay_within_a_three_part_budget() {
     assert_eq!(budget.capacity, BUDGET);
     assert!(budget.peak <= budget.capacity, "the budget was exceeded: {budget:?}");
     assert_eq!(budget.used, 0, "every part buffer was given back: {budget:?}");
+    let stats = s3native::global_statistics();
+    assert_eq!((stats.buffer_bytes, stats.buffer_peak_bytes), (budget.used, budget.peak), "statistics report the budget");
+    assert!(stats.buffer_peak_bytes >= PART as u64, "a full part buffer was held: {stats:?}");
     assert_eq!(s3native::global_statistics().budget_overcommits, overcommits_before, "no writer was admitted beyond the budget");
     let blocked: u64 = results.iter().map(|r| r.statistics.budget_blocked_us).sum();
     assert!(blocked > 0, "precondition: the writers did wait for the budget");

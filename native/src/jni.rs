@@ -306,7 +306,7 @@ fn long_array<'local>(env: &mut Env<'local>, values: &[i64]) -> Result<JObject<'
 }
 
 /// Number of values in a statistics array (see `Statistics.java` for the order).
-const STATS_LEN: usize = 29;
+const STATS_LEN: usize = 31;
 
 fn stats_values(s: &Statistics) -> [i64; STATS_LEN] {
     let d = |d: &crate::DurationSummary| [d.count, d.min_us, d.mean_us, d.max_us, d.p50_us, d.p99_us];
@@ -343,6 +343,8 @@ fn stats_values(s: &Statistics) -> [i64; STATS_LEN] {
         s.writers_closed,
         s.writers_aborted,
         s.budget_overcommits,
+        s.buffer_bytes,
+        s.buffer_peak_bytes,
     ];
     v.map(|x| x.min(i64::MAX as u64) as i64)
 }
@@ -752,13 +754,13 @@ mod tests {
 
     #[test]
     fn statistics_values_keep_the_java_order() {
-        let mut s = Statistics { bytes_written: 11, budget_overcommits: 29, ..Default::default() };
+        let mut s = Statistics { bytes_written: 11, budget_overcommits: 29, buffer_peak_bytes: 31, ..Default::default() };
         s.requests.create_multipart_upload = 7;
         s.part_queue_wait.count = 14;
         s.part_upload_time.p99_us = 25;
         s.writers_opened = u64::MAX;
         let v = stats_values(&s);
-        assert_eq!((v[0], v[6], v[13], v[24], v[28]), (11, 7, 14, 25, 29));
+        assert_eq!((v[0], v[6], v[13], v[24], v[28], v[30]), (11, 7, 14, 25, 29, 31));
         assert_eq!(v[25], i64::MAX, "saturates instead of wrapping negative");
     }
 

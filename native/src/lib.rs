@@ -45,7 +45,9 @@ pub use stats::{DurationSummary, RequestCounts, Statistics};
 pub use magic::{MagicFile, MagicLayout, PendingEtags};
 pub use writer::{abort, abort_open_uploads, complete, AbortHandle, Mode, UploadResult, Writer};
 
-/// Process-wide statistics of every writer in this process so far.
+/// Process-wide statistics of every writer in this process so far, with the part-buffer
+/// bytes held now and at most ([`Statistics::buffer_bytes`], [`Statistics::buffer_peak_bytes`]).
 pub fn global_statistics() -> Statistics {
-    pool::global_stats().snapshot()
+    let budget = pool::budget().snapshot();
+    Statistics { buffer_bytes: budget.used, buffer_peak_bytes: budget.peak, ..pool::global_stats().snapshot() }
 }

@@ -109,6 +109,13 @@ pub struct Statistics {
     /// budget because every holder of the budget was itself waiting (deadlock avoidance).
     #[serde(default)]
     pub budget_overcommits: u64,
+    /// Process-wide only: bytes of part buffers held now (being filled or uploading).
+    #[serde(default)]
+    pub buffer_bytes: u64,
+    /// Process-wide only: the most bytes of part buffers held at once since the process
+    /// started: the native memory s3native used for data.
+    #[serde(default)]
+    pub buffer_peak_bytes: u64,
 }
 
 /// Live counters behind a [`Statistics`] snapshot.
@@ -244,6 +251,8 @@ impl Recorder {
             writers_closed: self.writers_closed.load(Relaxed),
             writers_aborted: self.writers_aborted.load(Relaxed),
             budget_overcommits: self.budget_overcommits.load(Relaxed),
+            buffer_bytes: 0,
+            buffer_peak_bytes: 0,
         }
     }
 }

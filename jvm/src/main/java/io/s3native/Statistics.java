@@ -19,6 +19,7 @@ public final class Statistics {
         "part_upload_time.count", "part_upload_time.min_us", "part_upload_time.mean_us", "part_upload_time.max_us",
         "part_upload_time.p50_us", "part_upload_time.p99_us",
         "writers_opened", "writers_closed", "writers_aborted", "budget_overcommits",
+        "buffer_bytes", "buffer_peak_bytes",
     };
 
     /** Number of values. */
@@ -67,6 +68,10 @@ public final class Statistics {
     public long getWritersAborted() { return v[27]; }
     /** Process-wide only: admissions beyond the memory budget to avoid a deadlock. */
     public long getBudgetOvercommits() { return v[28]; }
+    /** Process-wide only: bytes of part buffers held now (being filled or uploading); 0 per writer. */
+    public long getBufferBytes() { return v[29]; }
+    /** Process-wide only: the most bytes of part buffers held at once since the process started; 0 per writer. */
+    public long getBufferPeakBytes() { return v[30]; }
 
     /** Every value by name (the Rust field names, nested ones dotted), in a stable order. */
     public Map<String, Long> asMap() {

@@ -174,5 +174,7 @@ class LifecycleTest {
         assertTrue(after.getWritersClosed() >= before.getWritersClosed() + 1);
         assertTrue(after.getPutObjectRequests() >= before.getPutObjectRequests() + 1);
         assertEquals(Statistics.SIZE, after.asMap().size());
+        assertTrue(after.getBufferPeakBytes() >= 1000, "a part buffer held the bytes: " + after);
+        assertEquals(0, out.getStatistics().getBufferPeakBytes(), "buffer figures are process-wide only");
     }
 }
