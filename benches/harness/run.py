@@ -1,0 +1,242 @@
+"""The benchmark harness: s3native against stock S3A, object_store and the ceiling, writing
+the same bytes to the same server in one run, variants interleaved round by round.
+
+    python benches/harness/run.py                 # the full run (make bench)
+    python benches/harness/run.py --smoke         # a small round of everything (make bench-smoke)
+
+Every measured run is a fresh process (a JVM, or the Rust worker), so each variant pays
+for itself: CPU, local disk bytes and peak RSS are that process's own. Each process first
+writes one warm-up file down the same path (client, connections, TLS sessions, JIT), then
+the workload. The workers are jvm/src/test/java/io/s3native/bench/WriteWorkload.java and
+examples/bench_worker.rs; the endpoints are described in servers.py.
+
+Results: <out>/<date>.json (every run), <date>.md (tables) and <date>-throughput.png,
+<date>-cpu.png (charts), made by report.py. The exit status is 1 when any run failed.
+Tools it needs (s3s-fs, toxiproxy, stunnel, a Python venv with matplotlib) are installed
+by scripts/bench-tools.sh, which `make bench` runs first.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+import servers  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MIB = 1 << 20
+GIB = 1 << 30
+BUCKET = "bench"
+PART = 64 * MIB      # S3A's fs.s3a.multipart.size default, and s3native's
+ACTIVE_BLOCKS = 4    # S3A's fs.s3a.fast.upload.active.blocks default, and s3native's parts in flight
+EQUAL_BUDGET = PART * ACTIVE_BLOCKS  # "equal memory": s3native's budget = S3A's multipart.size x active.blocks
+
+# name, files, bytes per file, writer threads
+WORKLOADS = {
+    "1 x 2 GiB": (1, 2 * GIB, 1),
+    "32 x 64 MiB, 8 threads": (32, 64 * MIB, 8),
+    "2000 x 100 KiB, 8 threads": (2000, 100 * 1024, 8),
+}
+
+# (profile, tls): the headline is TLS with unsigned payloads; plain HTTP signs payloads.
+CONDITIONS = [("loopback", True), ("s3like", True), ("loopback", False), ("s3like", False)]
+
+
+def condition_name(profile, tls):
+    return f"{profile}, " + ("TLS, unsigned payload" if tls else "HTTP, signed payload")
+
+
+class Variant:
+    """One way of writing. `tls_only`: measured in the TLS conditions only (the memory
+    comparisons: they do not depend on how payloads are signed)."""
+
+    def __init__(self, name, family, kind, way, line=None, conf=None, memory="defaults", tls_only=False):
+        self.name, self.family, self.kind, self.way = name, family, kind, way
+        self.line, self.conf, self.memory, self.tls_only = line, conf or {}, memory, tls_only
+
+
+VARIANTS = [
+    Variant("s3native stream (JVM)", "s3native", "java", "stream", line="3.4"),
+    Variant("s3native FileSystem (JVM)", "s3native", "java", "fs", line="3.4",
+            conf={"fs.s3a.impl": "io.s3native.hadoop.NativeS3AFileSystem"}),
+    Variant("s3native Writer (Rust)", "s3native", "rust", "s3native"),
+    Variant("S3A disk, Hadoop 3.4 (SDK v2)", "s3a", "java", "fs", line="3.4", conf={"fs.s3a.fast.upload.buffer": "disk"}),
+    Variant("S3A bytebuffer, Hadoop 3.4", "s3a", "java", "fs", line="3.4", conf={"fs.s3a.fast.upload.buffer": "bytebuffer"}),
+    Variant("S3A array, Hadoop 3.4", "s3a", "java", "fs", line="3.4", conf={"fs.s3a.fast.upload.buffer": "array"},
+            tls_only=True),
+    Variant("S3A disk, Hadoop 3.3 (SDK v1)", "s3a", "java", "fs", line="3.3", conf={"fs.s3a.fast.upload.buffer": "disk"}),
+    Variant("S3A bytebuffer, Hadoop 3.3", "s3a", "java", "fs", line="3.3", conf={"fs.s3a.fast.upload.buffer": "bytebuffer"}),
+    Variant("S3A array, Hadoop 3.3", "s3a", "java", "fs", line="3.3", conf={"fs.s3a.fast.upload.buffer": "array"},
+            tls_only=True),
+    Variant("object_store WriteMultipart (Rust)", "object_store", "rust", "writemultipart"),
+    Variant("ceiling: prebuilt parts (Rust)", "ceiling", "rust", "ceiling"),
+    # Equal buffer memory: S3A's defaults already are 64 MiB x 4 active blocks per stream, so
+    # only s3native changes, from its 1 GiB default budget to 256 MiB for the whole process.
+    Variant("s3native stream, 256 MiB budget", "s3native", "java", "stream", line="3.4",
+            conf={"fs.s3a.native.memory.budget": "256M"}, memory="equal", tls_only=True),
+    Variant("s3native FileSystem, 256 MiB budget", "s3native", "java", "fs", line="3.4",
+            conf={"fs.s3a.impl": "io.s3native.hadoop.NativeS3AFileSystem", "fs.s3a.native.memory.budget": "256M"},
+            memory="equal", tls_only=True),
+    Variant("s3native Writer (Rust), 256 MiB budget", "s3native", "rust", "s3native",
+            conf={"fs.s3a.native.memory.budget": "256M"}, memory="equal", tls_only=True),
+]
+REFERENCE = "S3A disk, Hadoop 3.4 (SDK v2)"
+CEILING = "ceiling: prebuilt parts (Rust)"
+
+
+class Runner:
+    def __init__(self, args, endpoints):
+        self.args, self.endpoints = args, endpoints
+        self.jar = next(os.path.join(ROOT, "jvm/target", f) for f in sorted(os.listdir(os.path.join(ROOT, "jvm/target")))
+                        if f.startswith("s3native-") and f.endswith(".jar"))
+        self.classpath = {}
+        for line in ("3.3", "3.4"):
+            with open(os.path.join(ROOT, "target/bench", f"classpath-{line}")) as f:
+                self.classpath[line] = ":".join([os.path.join(ROOT, "benches/harness/log4j"),
+                                                 os.path.join(ROOT, "target/bench/classes"), self.jar, f.read().strip()])
+        self.worker = os.path.join(ROOT, "target/release/examples/bench_worker")
+        self.serial = 0
+
+    def command(self, v, profile, tls, files, size, threads, warmup):
+        self.serial += 1
+        url = self.endpoints.url(profile, tls)
+        conf = {
+            "fs.s3a.endpoint": url,
+            "fs.s3a.endpoint.region": "us-east-1",
+            "fs.s3a.path.style.access": "true",
+            "fs.s3a.connection.ssl.enabled": str(tls).lower(),
+            "fs.s3a.access.key": servers.ACCESS_KEY,
+            "fs.s3a.secret.key": servers.SECRET_KEY,
+            "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+        }
+        conf.update(v.conf)
+        args = [f"way={v.way}", f"bucket={BUCKET}", f"prefix=run{self.serial}", f"files={files}", f"size={size}",
+                f"threads={threads}", f"warmup={warmup}"] + [f"conf.{k}={val}" for k, val in conf.items()]
+        if v.kind == "rust":
+            return [self.worker, f"part={PART}", f"in_flight={ACTIVE_BLOCKS}", f"unsigned={str(tls).lower()}"] + args
+        cert = self.endpoints.cert
+        return ["java", "-Xmx4g", f"-Djavax.net.ssl.trustStore={cert['truststore']}",
+                f"-Djavax.net.ssl.trustStorePassword={cert['password']}", "-cp", self.classpath[v.line],
+                "io.s3native.bench.WriteWorkload"] + args
+
+    def run(self, v, profile, tls, workload, files, size, threads):
+        warmup = min(size, 2 * PART + MIB)
+        cmd = self.command(v, profile, tls, files, size, threads, warmup)
+        env = dict(os.environ, SSL_CERT_FILE=self.endpoints.cert["ca"])
+        record = {"condition": condition_name(profile, tls), "profile": profile, "tls": tls, "workload": workload,
+                  "variant": v.name, "family": v.family, "memory": v.memory, "files": files, "file_bytes": size,
+                  "threads": threads}
+        started = time.time()
+        try:
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=self.args.timeout)
+            out, err, rc = p.stdout, p.stderr, p.returncode
+        except subprocess.TimeoutExpired as e:
+            out, err, rc = e.stdout or "", f"timed out after {self.args.timeout} s", -1
+            out = out.decode() if isinstance(out, bytes) else out
+        finally:
+            self.endpoints.clear()
+        result = next((json.loads(l[7:]) for l in out.splitlines() if l.startswith("RESULT ")), None)
+        if rc != 0 or result is None:
+            tail = "\n".join(((err or "") + (out or "")).strip().splitlines()[-15:])
+            record["error"] = f"exit status {rc}: {tail}"
+            print(f"  FAILED {v.name}: {record['error']}", flush=True)
+        else:
+            record.update(result)
+            print(f"  {v.name:44s} {result['bytes'] / MIB / result['seconds']:8.1f} MiB/s "
+                  f"{result['cpu_seconds'] / (result['bytes'] / GIB):6.2f} CPU s/GiB  ({time.time() - started:.0f} s)",
+                  flush=True)
+        return record
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--smoke", action="store_true",
+                    help="CI's check that every variant runs: scale 1/16, 1 round, no warm-up round, S3-like TLS only, "
+                         "results under target/bench-smoke")
+    ap.add_argument("--rounds", type=int, default=3, help="measured rounds (default 3)")
+    ap.add_argument("--warmup-rounds", type=int, default=1,
+                    help="unrecorded rounds of every variant on the small-files workload per condition (default 1)")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="multiplies the file sizes of the large workloads and the file count of the small one")
+    ap.add_argument("--conditions", default="all",
+                    help="comma list of loopback-tls, s3like-tls, loopback-http, s3like-http (default all)")
+    ap.add_argument("--workloads", default="all", help="comma list of workload numbers 1-3 (default all)")
+    ap.add_argument("--variants", default="", help="only variants whose name contains one of these comma-separated words")
+    ap.add_argument("--out", default=os.path.join(ROOT, "benches/results"))
+    ap.add_argument("--timeout", type=int, default=1800, help="seconds one run may take")
+    a = ap.parse_args()
+    if a.smoke:
+        a.scale, a.rounds, a.warmup_rounds, a.conditions = 1 / 16, 1, 0, "s3like-tls"
+        a.out = os.path.join(ROOT, "target/bench-smoke")
+
+    conditions = [c for c in CONDITIONS if a.conditions == "all"
+                  or f"{c[0]}-{'tls' if c[1] else 'http'}" in a.conditions.split(",")]
+    names = list(WORKLOADS)
+    workloads = [names[int(i) - 1] for i in a.workloads.split(",")] if a.workloads != "all" else names
+    variants = [v for v in VARIANTS if not a.variants or any(w in v.name for w in a.variants.split(","))]
+    if not conditions or not workloads or not variants:
+        ap.error("nothing selected to run")
+
+    def shape(w):
+        files, size, threads = WORKLOADS[w]
+        if files > 100:
+            return max(threads, round(files * a.scale)), size, threads
+        return files, max(MIB, round(size * a.scale / MIB) * MIB), threads
+
+    endpoints = servers.Endpoints(os.path.join(ROOT, "target/tools/bin"), os.path.join(ROOT, "target/bench/servers"),
+                                  os.environ.get("S3NATIVE_BENCH_DATA", "/dev/shm/s3native-bench"), BUCKET)
+    records = []
+    started = datetime.datetime.now(datetime.timezone.utc)
+    try:
+        endpoints.start()
+        runner = Runner(a, endpoints)
+        for profile, tls in conditions:
+            print(f"== {condition_name(profile, tls)}: {endpoints.url(profile, tls)}", flush=True)
+            in_condition = [v for v in variants if tls or not v.tls_only]
+            small = shape(names[-1])
+            for r in range(a.warmup_rounds):
+                print(f"-- warm-up round {r + 1} ({names[-1]})", flush=True)
+                for v in in_condition:
+                    runner.run(v, profile, tls, "warm-up", *small)
+            for w in workloads:
+                files, size, threads = shape(w)
+                for r in range(a.rounds):
+                    print(f"-- {w} ({files} x {size} B, {threads} threads), round {r + 1}/{a.rounds}", flush=True)
+                    for v in in_condition:
+                        rec = runner.run(v, profile, tls, w, files, size, threads)
+                        rec["round"] = r + 1
+                        records.append(rec)
+    finally:
+        endpoints.stop()
+
+    meta = {
+        "started": started.isoformat(timespec="seconds"),
+        "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(sys.argv[1:]) or "(full run)",
+        "scale": a.scale, "rounds": a.rounds, "warmup_rounds": a.warmup_rounds,
+        "part_bytes": PART, "active_blocks": ACTIVE_BLOCKS, "equal_budget_bytes": EQUAL_BUDGET,
+        "latency_ms": servers.LATENCY_MS, "rate_kb_s": servers.RATE_KB_S,
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
+        "reference": REFERENCE, "ceiling": CEILING,
+        "workloads": {w: dict(zip(("files", "file_bytes", "threads"), shape(w))) for w in workloads},
+    }
+    os.makedirs(a.out, exist_ok=True)
+    stem = os.path.join(a.out, started.strftime("%Y-%m-%d"))
+    with open(stem + ".json", "w") as f:
+        json.dump({"meta": meta, "runs": records}, f, indent=1)
+    report.write(stem)
+    failed = [r for r in records if "error" in r]
+    print(f"results: {stem}.json, {stem}.md, {stem}-throughput.png, {stem}-cpu.png")
+    if failed:
+        print(f"{len(failed)} run(s) failed: " + "; ".join(f"{r['variant']} / {r['workload']}" for r in failed))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""The benchmark's S3 endpoints on loopback: one s3s-fs server on tmpfs, a TLS terminator
+(stunnel) in front of it, and toxiproxy in front of both for the S3-like network profile.
+
+    loopback, http   client -> s3s-fs
+    loopback, https  client -> stunnel -> s3s-fs
+    s3like,   http   client -> toxiproxy -> s3s-fs
+    s3like,   https  client -> toxiproxy -> stunnel -> s3s-fs
+
+Why these:
+- s3s-fs (crates.io, Rust, stores objects as files) keeps up with several writers on
+  loopback where moto (Python) would be the bottleneck; on tmpfs the disk is not one either.
+  It verifies SigV4 signatures, signed payloads included.
+- stunnel (Debian) terminates TLS per TCP connection, so each client connection stays one
+  connection to the server and toxiproxy's per-connection limits apply to the TLS stream.
+- toxiproxy (Go module) adds, per connection, LATENCY_MS to every response (so every
+  request pays it once, as it pays S3's request latency) and caps each direction at
+  RATE_KB_S (AWS's S3 performance guidelines plan 85-90 MB/s per connection: "make one
+  concurrent request for each 85-90 MB/s of desired network throughput").
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+
+LATENCY_MS = 30
+RATE_KB_S = 85_000  # toxiproxy's unit is KB/s: 85 MB/s per connection and direction
+ACCESS_KEY = "bench"
+SECRET_KEY = "benchsecret"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, what, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with status {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} within {timeout} s")
+
+
+class Endpoints:
+    """Starts the servers; `url(profile, tls)` gives the endpoint of one chain."""
+
+    def __init__(self, tools, workdir, data_root, bucket):
+        self.tools, self.workdir, self.data_root, self.bucket = tools, workdir, data_root, bucket
+        self.procs = []
+        self.urls = {}
+        os.makedirs(workdir, exist_ok=True)
+
+    def _spawn(self, name, cmd):
+        log = open(os.path.join(self.workdir, name + ".log"), "w")
+        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.procs.append(p)
+        return p
+
+    def start(self):
+        self.cert = self._certificate()
+        shutil.rmtree(self.data_root, ignore_errors=True)
+        os.makedirs(os.path.join(self.data_root, self.bucket))
+        s3 = free_port()
+        p = self._spawn("s3s-fs", [os.path.join(self.tools, "s3s-fs"), "--host", "127.0.0.1", "--port", str(s3),
+                                   "--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY, self.data_root])
+        wait_port(s3, p, "s3s-fs")
+
+        tls = free_port()
+        conf = os.path.join(self.workdir, "stunnel.conf")
+        with open(conf, "w") as f:
+            f.write(f"foreground = yes\npid =\nsocket = l:TCP_NODELAY=1\nsocket = r:TCP_NODELAY=1\n"
+                    f"[s3]\naccept = 127.0.0.1:{tls}\nconnect = 127.0.0.1:{s3}\n"
+                    f"cert = {self.cert['pem']}\nkey = {self.cert['key']}\n")
+        p = self._spawn("stunnel", [shutil.which("stunnel4") or shutil.which("stunnel") or "stunnel", conf])
+        wait_port(tls, p, "stunnel")
+
+        api = free_port()
+        p = self._spawn("toxiproxy", [os.path.join(self.tools, "toxiproxy-server"), "-host", "127.0.0.1", "-port", str(api)])
+        wait_port(api, p, "toxiproxy")
+        self.api = f"http://127.0.0.1:{api}"
+        slow_http, slow_tls = self._proxy("s3like-http", s3), self._proxy("s3like-https", tls)
+
+        self.urls = {
+            ("loopback", False): f"http://127.0.0.1:{s3}",
+            ("loopback", True): f"https://localhost:{tls}",
+            ("s3like", False): f"http://127.0.0.1:{slow_http}",
+            ("s3like", True): f"https://localhost:{slow_tls}",
+        }
+        return self
+
+    def _api(self, path, body):
+        req = urllib.request.Request(self.api + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.load(r)
+
+    def _proxy(self, name, upstream):
+        port = free_port()
+        self._api("/proxies", {"name": name, "listen": f"127.0.0.1:{port}", "upstream": f"127.0.0.1:{upstream}"})
+        self._api(f"/proxies/{name}/toxics", {"name": "latency", "type": "latency", "stream": "downstream",
+                                              "attributes": {"latency": LATENCY_MS, "jitter": 0}})
+        for stream in ("upstream", "downstream"):
+            self._api(f"/proxies/{name}/toxics", {"name": "bandwidth-" + stream, "type": "bandwidth",
+                                                  "stream": stream, "attributes": {"rate": RATE_KB_S}})
+        return port
+
+    def _certificate(self):
+        """A private CA and a certificate it signed for localhost and 127.0.0.1 (rustls
+        refuses a self-signed certificate used as the server's own); the CA as PEM (for
+        SSL_CERT_FILE) and as a Java truststore."""
+        d = os.path.join(self.workdir, "tls")
+        ca, ca_key, pem, key, store = (os.path.join(d, n) for n in
+                                       ("ca.pem", "ca.key", "cert.pem", "key.pem", "truststore.p12"))
+        if not os.path.exists(store):
+            os.makedirs(d, exist_ok=True)
+            ext = os.path.join(d, "leaf.ext")
+            with open(ext, "w") as f:
+                f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
+                        "extendedKeyUsage=serverAuth\n")
+            for cmd in (
+                ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj", "/CN=s3native bench CA",
+                 "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+                 "-keyout", ca_key, "-out", ca],
+                ["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", key,
+                 "-out", pem + ".csr"],
+                ["openssl", "x509", "-req", "-in", pem + ".csr", "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+                 "-days", "30", "-extfile", ext, "-out", pem],
+                ["keytool", "-importcert", "-noprompt", "-alias", "s3native-bench-ca", "-file", ca,
+                 "-keystore", store, "-storetype", "PKCS12", "-storepass", "changeit"],
+            ):
+                subprocess.run(cmd, check=True, capture_output=True)
+        return {"ca": ca, "pem": pem, "key": key, "truststore": store, "password": "changeit"}
+
+    def url(self, profile, tls):
+        return self.urls[(profile, tls)]
+
+    def clear(self):
+        """Drop every object and upload: s3s-fs keeps them as plain files under its root."""
+        for name in os.listdir(self.data_root):
+            path = os.path.join(self.data_root, name)
+            if name == self.bucket:
+                for inner in os.listdir(path):
+                    p = os.path.join(path, inner)
+                    shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
+            else:
+                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+
+    def stop(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        shutil.rmtree(self.data_root, ignore_errors=True)
