@@ -18,9 +18,11 @@
 //!
 //! Figures, as in the Java worker (`jvm/src/test/java/io/s3native/bench/WriteWorkload.java`):
 //! wall seconds, process CPU seconds (/proc/self/stat), local disk bytes written
-//! (/proc/self/io `write_bytes`), peak RSS (`VmHWM`, reset at the start), s3native's peak
-//! part-buffer bytes and budget-blocked time, requests by kind. After the clock stops, a
-//! listing checks every file has its size; a mismatch exits with status 1.
+//! (/proc/self/io `write_bytes`, `cancelled_write_bytes`), peak RSS (`VmHWM`, reset at the
+//! start), s3native's peak part-buffer bytes and budget-blocked time, requests by kind, all
+//! read when the clock stops. Then a listing checks every file has its size; a mismatch
+//! exits with status 1. File `i`'s bytes start at `i * 4096` in the same 8 MiB pseudo-random
+//! source as the Java worker's, so every way writes the same bytes.
 //!
 //! Build: `cargo build --release --example bench_worker`.
 
@@ -114,8 +116,10 @@ struct Counts {
     put: AtomicU64,
 }
 
-fn upload(a: &Args, store: &Arc<AmazonS3>, rt: &tokio::runtime::Runtime, key: &str, source: &Bytes, counts: &Counts) {
-    let at0 = key.len() * 4096 % SOURCE;
+/// Write file number `index` (its bytes start at `index * 4096` in the source, as in the
+/// Java worker) under `key`.
+fn upload(a: &Args, store: &Arc<AmazonS3>, rt: &tokio::runtime::Runtime, key: &str, index: usize, source: &Bytes, counts: &Counts) {
+    let at0 = index * 4096 % SOURCE;
     let chunks = || {
         let mut at = at0;
         let mut left = a.size;
@@ -152,9 +156,9 @@ fn upload(a: &Args, store: &Arc<AmazonS3>, rt: &tokio::runtime::Runtime, key: &s
         }),
         "ceiling" => rt.block_on(async {
             let path = Path::from(key);
-            // Prebuilt parts: slices of the source (at least one part long for this way).
+            // Prebuilt parts: slices of the source (one part plus SOURCE long for this way).
             let slice = |i: usize, len: usize| {
-                let at = (at0 + i * a.part) % (source.len() - len + 1);
+                let at = (at0 + i * a.part) % SOURCE;
                 source.slice(at..at + len)
             };
             if a.size <= a.part {
@@ -202,15 +206,20 @@ fn main() {
     let a = Arc::new(parse());
     let store = Arc::new(a.store());
     let rt = Arc::new(tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap());
+    // SOURCE pseudo-random bytes (the Java worker's), which files repeat cyclically; the
+    // ceiling's copy continues the cycle for one more part, so any part is one slice.
     let source = {
-        let len = if a.way == "ceiling" { SOURCE.max(a.part) } else { SOURCE };
-        let mut v = vec![0u8; len];
+        let mut v = vec![0u8; SOURCE];
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         for c in v.chunks_mut(8) {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            c.copy_from_slice(&x.to_le_bytes()[..c.len()]);
+            c.copy_from_slice(&x.to_le_bytes());
+        }
+        if a.way == "ceiling" {
+            let tail: Vec<u8> = v.iter().copied().cycle().take(a.part).collect();
+            v.extend_from_slice(&tail);
         }
         Bytes::from(v)
     };
@@ -218,11 +227,12 @@ fn main() {
 
     // Warm-up: one file down the same path (client, connections, TLS); not measured.
     let warmup = a.warmup.max(1);
-    upload(&Args { size: warmup, chunk: a.chunk.min(warmup), ..(*a).clone() }, &store, &rt, &format!("{}/warmup", a.prefix), &source, &Counts::default());
+    upload(&Args { size: warmup, chunk: a.chunk.min(warmup), ..(*a).clone() }, &store, &rt, &format!("{}/warmup", a.prefix), 0, &source, &Counts::default());
 
     let before = s3native::global_statistics();
     std::fs::write("/proc/self/clear_refs", "5").expect("reset VmHWM");
     let disk0 = proc_field("/proc/self/io", "write_bytes");
+    let cancelled0 = proc_field("/proc/self/io", "cancelled_write_bytes");
     let cpu0 = cpu_seconds();
     let start = Instant::now();
     std::thread::scope(|s| {
@@ -230,7 +240,7 @@ fn main() {
             let (a, store, rt, source, counts) = (a.clone(), store.clone(), rt.clone(), source.clone(), counts.clone());
             s.spawn(move || {
                 for f in (t..a.files).step_by(a.threads) {
-                    upload(&a, &store, &rt, &format!("{}/f{f}", a.prefix), &source, &counts);
+                    upload(&a, &store, &rt, &format!("{}/f{f}", a.prefix), f, &source, &counts);
                 }
             });
         }
@@ -238,6 +248,8 @@ fn main() {
     let seconds = start.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu0;
     let disk = proc_field("/proc/self/io", "write_bytes") - disk0;
+    let cancelled = proc_field("/proc/self/io", "cancelled_write_bytes") - cancelled0;
+    let peak_rss = proc_field("/proc/self/status", "VmHWM") * 1024;
     let after = s3native::global_statistics();
 
     let mut requests: BTreeMap<String, u64> = BTreeMap::new();
@@ -276,7 +288,8 @@ fn main() {
         "bytes": (a.files * a.size) as f64,
         "cpu_seconds": cpu,
         "disk_write_bytes": disk,
-        "peak_rss_bytes": proc_field("/proc/self/status", "VmHWM") * 1024,
+        "disk_cancelled_write_bytes": cancelled,
+        "peak_rss_bytes": peak_rss,
         "native_buffer_peak_bytes": after.buffer_peak_bytes,
         "budget_blocked_seconds": (after.budget_blocked_us - before.budget_blocked_us) as f64 / 1e6,
         "retries": after.retries - before.retries,

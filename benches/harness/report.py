@@ -4,10 +4,10 @@
 
 Per condition, workload and variant: the median over rounds of throughput (MiB/s, with
 min..max), the median of per-round ratios to stock S3A (disk, Hadoop 3.4) and to the
-ceiling measured in the same round (with min..max), and the medians of CPU seconds per GiB
-(user + system of the writing process), local disk MiB written, peak RSS, buffer memory
-(s3native's part buffers, or S3A's direct ByteBuffers), requests per file and seconds
-writers were blocked by s3native's memory budget.
+ceiling measured in the same round (with min..max); the medians of CPU seconds per GiB
+(user + system of the writing process), local disk MiB written, requests per file and
+seconds writers were blocked by s3native's memory budget; the largest over rounds of peak
+RSS and of buffer memory (s3native's part buffers, or S3A's direct ByteBuffers).
 """
 
 import json
@@ -95,6 +95,7 @@ def summarise(data):
                     vs_reference=ratio(v, reference) if reference else [], vs_ceiling=ratio(v, meta["ceiling"]),
                     cpu_s_per_gib=med(lambda r: r["cpu_seconds"] / (r["bytes"] / GIB) if measured else None),
                     disk_mib=med(lambda r: r["disk_write_bytes"] / MIB if measured else None),
+                    cancelled_mib=med(lambda r: r.get("disk_cancelled_write_bytes", 0) / MIB if measured else None),
                     rss_mib=max(r["peak_rss_bytes"] for r in good) / MIB if measured else None,
                     buffer_mib=max(max(r.get("native_buffer_peak_bytes", 0), r.get("direct_peak_bytes", 0))
                                    for r in good) / MIB if measured else None,
@@ -123,7 +124,7 @@ def headline(data):
         rate.setdefault(key, {}).setdefault(r["variant"], {})[r["round"]] = r["bytes"] / MIB / r["seconds"]
         if "cpu_seconds" in r:
             cpu.setdefault(key, {}).setdefault(r["variant"], []).append(r["cpu_seconds"] / (r["bytes"] / GIB))
-    lines = ["| condition | workload | s3native MiB/s | x S3A disk 3.4 | x S3A bytebuffer 3.4 | x S3A disk 3.3 "
+    lines = ["| condition | workload | s3native MiB/s | x S3A disk 3.4 (Spark: 3.3) | x S3A bytebuffer 3.4 | x S3A disk 3.3 "
              "| x WriteMultipart | x ceiling | CPU s/GiB: s3native / S3A disk 3.4 |", "|---|---|---|---|---|---|---|---|---|"]
     for key, by_v in rate.items():
         ours = "s3native stream (JVM)" if "s3native stream (JVM)" in by_v else "Spark, s3native (NativeS3AFileSystem)"
@@ -167,7 +168,8 @@ def markdown(data, summary):
         f"stock S3A (`{m['reference']}`; in the Spark job, stock S3A with its default disk buffer) and to "
         f"`{m['ceiling']}` in the same round (min..max); CPU is user + system seconds "
         "of the writing process per GiB written; disk is local disk MiB that process wrote (/proc/self/io "
-        "write_bytes); RSS is its peak resident memory; buffers is the peak of s3native's part buffers or of "
+        "write_bytes; in brackets cancelled_write_bytes, the part of them dropped before reaching the disk "
+        "because the file was deleted first); RSS is its peak resident memory; buffers is the peak of s3native's part buffers or of "
         "S3A's direct ByteBuffers (S3A's array buffers are heap, within RSS); blocked is the seconds writers "
         "waited for s3native's memory budget.",
         "",
@@ -196,7 +198,8 @@ def markdown(data, summary):
             lines.append(
                 f"| {r['variant']} | {r['mib_s']:.0f}" + (f" ({s})" if s else "") +
                 f" | {ratio_cell(r['vs_reference'])} | {ratio_cell(r['vs_ceiling'])} | {f('cpu_s_per_gib', '{:.2f}')} "
-                f"| {f('disk_mib', '{:.0f}')} | {f('rss_mib', '{:.0f}')} | {f('buffer_mib', '{:.0f}')} "
+                f"| {f('disk_mib', '{:.0f}')}" + (f" ({r['cancelled_mib']:.0f})" if r.get("cancelled_mib") else "")
+                + f" | {f('rss_mib', '{:.0f}')} | {f('buffer_mib', '{:.0f}')} "
                 f"| {reqs} | {f('blocked_s', '{:.2f}')} |"
                 + (f" {r['failed']} failed" if r["failed"] else ""))
     failed = [r for r in data["runs"] if "error" in r]
@@ -214,6 +217,8 @@ def chart(summary, key, xlabel, path):
 
     conds = list(dict.fromkeys(c for c, w in summary if w != "warm-up"))
     works = list(dict.fromkeys(w for c, w in summary if w != "warm-up"))
+    if not conds:
+        return  # nothing ran
     fig, axes = plt.subplots(len(works), len(conds), figsize=(4.6 * len(conds) + 2.5, 0.32 * 15 * len(works) + 1),
                              squeeze=False, sharey="row")
     for i, w in enumerate(works):

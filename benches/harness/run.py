@@ -21,10 +21,13 @@ import datetime
 import json
 import os
 import platform
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
@@ -101,8 +104,12 @@ CEILING = "ceiling: prebuilt parts (Rust)"
 class Runner:
     def __init__(self, args, endpoints):
         self.args, self.endpoints = args, endpoints
-        self.jar = next(os.path.join(ROOT, "jvm/target", f) for f in sorted(os.listdir(os.path.join(ROOT, "jvm/target")))
-                        if f.startswith("s3native-") and f.endswith(".jar"))
+        jars = [f for f in os.listdir(os.path.join(ROOT, "jvm/target"))
+                if re.fullmatch(r"s3native-[0-9][^-]*(-SNAPSHOT)?\.jar", f)]
+        if len(jars) != 1:
+            sys.exit(f"expected one s3native jar in jvm/target, found {jars}: run make bench-build")
+        self.jar = os.path.join(ROOT, "jvm/target", jars[0])
+        self.buffer_dir = os.path.join(ROOT, "target/bench/s3a-buffer")
         self.classpath = {}
         for line in ("3.3", "3.4"):
             with open(os.path.join(ROOT, "target/bench", f"classpath-{line}")) as f:
@@ -122,6 +129,11 @@ class Runner:
             "fs.s3a.access.key": servers.ACCESS_KEY,
             "fs.s3a.secret.key": servers.SECRET_KEY,
             "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+            # The defaults of both, spelled out so every variant surely gets the same.
+            "fs.s3a.multipart.size": str(PART),
+            "fs.s3a.fast.upload.active.blocks": str(ACTIVE_BLOCKS),
+            # S3A's disk buffer on the machine's disk (its default is under /tmp, which may be tmpfs).
+            "fs.s3a.buffer.dir": self.buffer_dir,
         }
         conf.update(v.conf)
         args = [f"way={v.way}", f"bucket={BUCKET}", f"prefix=run{self.serial}", f"files={files}", f"size={size}",
@@ -141,14 +153,16 @@ class Runner:
                   "variant": v.name, "family": v.family, "memory": v.memory, "files": files, "file_bytes": size,
                   "threads": threads}
         started = time.time()
+        os.makedirs(self.buffer_dir, exist_ok=True)
         try:
             p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=self.args.timeout)
             out, err, rc = p.stdout, p.stderr, p.returncode
         except subprocess.TimeoutExpired as e:
-            out, err, rc = e.stdout or "", f"timed out after {self.args.timeout} s", -1
-            out = out.decode() if isinstance(out, bytes) else out
+            text = lambda b: b.decode(errors="replace") if isinstance(b, bytes) else (b or "")  # noqa: E731
+            out, err, rc = text(e.stdout), text(e.stderr) + f"\ntimed out after {self.args.timeout} s", -1
         finally:
             self.endpoints.clear()
+            shutil.rmtree(self.buffer_dir, ignore_errors=True)
         result = next((json.loads(l[7:]) for l in out.splitlines() if l.startswith("RESULT ")), None)
         if rc != 0 or result is None:
             tail = "\n".join(((err or "") + (out or "")).strip().splitlines()[-15:])
@@ -177,12 +191,19 @@ def run_spark(a, endpoints, profile, tls, scale, rounds):
         os.remove(results_file)
     base = {"condition": condition_name(profile, tls), "profile": profile, "tls": tls, "threads": 2}
     print(f"-- Spark job (SF {scale:g}, {rounds} rounds): scripts/spark-demo.sh", flush=True)
+    # Its own process group: a timeout or a stop takes spark-submit's JVMs down with it.
+    p = subprocess.Popen([os.path.join(ROOT, "scripts/spark-demo.sh")], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        p = subprocess.run([os.path.join(ROOT, "scripts/spark-demo.sh")], env=env, capture_output=True, text=True,
-                           timeout=a.timeout * 4)
-        out, rc = p.stdout + p.stderr, p.returncode
+        out, _ = p.communicate(timeout=a.timeout * 4)
+        rc = p.returncode
     except subprocess.TimeoutExpired:
-        out, rc = "timed out", -1
+        os.killpg(p.pid, signal.SIGKILL)
+        out, rc = p.communicate()[0] + "\ntimed out", -1
+    except BaseException:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        raise
     if rc != 0 or not os.path.exists(results_file):
         tail = "\n".join(out.strip().splitlines()[-15:])
         print(f"  FAILED Spark job: exit status {rc}: {tail}", flush=True)
@@ -206,8 +227,8 @@ def run_spark(a, endpoints, profile, tls, scale, rounds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--smoke", action="store_true",
-                    help="CI's check that every variant runs: scale 1/16, 1 round, no warm-up round, S3-like TLS only, "
-                         "results under target/bench-smoke")
+                    help="CI's check that every variant runs: scale 1/16, 1 round, no warm-up round, S3-like TLS "
+                         "and loopback HTTP, results under target/bench-smoke")
     ap.add_argument("--rounds", type=int, default=3, help="measured rounds (default 3)")
     ap.add_argument("--warmup-rounds", type=int, default=1,
                     help="unrecorded rounds of every variant on the small-files workload per condition (default 1)")
@@ -218,20 +239,24 @@ def main():
     ap.add_argument("--workloads", default="all",
                     help="comma list of workload numbers: 1-3 as listed in WORKLOADS, 4 the Spark job (default all)")
     ap.add_argument("--variants", default="", help="only variants whose name contains one of these comma-separated words")
-    ap.add_argument("--out", default=os.path.join(ROOT, "benches/results"))
+    ap.add_argument("--out", help="results folder (default benches/results; with --smoke target/bench-smoke)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds one run may take")
     a = ap.parse_args()
     if a.smoke:
-        a.scale, a.rounds, a.warmup_rounds, a.conditions = 1 / 16, 1, 0, "s3like-tls"
-        a.out = os.path.join(ROOT, "target/bench-smoke")
+        a.scale, a.rounds, a.warmup_rounds, a.conditions = 1 / 16, 1, 0, "s3like-tls,loopback-http"
+    a.out = a.out or os.path.join(ROOT, "target/bench-smoke" if a.smoke else "benches/results")
 
     conditions = [c for c in CONDITIONS if a.conditions == "all"
                   or f"{c[0]}-{'tls' if c[1] else 'http'}" in a.conditions.split(",")]
     names = list(WORKLOADS)
     chosen = a.workloads.split(",") if a.workloads != "all" else ["1", "2", "3", "4"]
+    if any(c not in ("1", "2", "3", "4") for c in chosen):
+        ap.error(f"--workloads takes numbers 1 to 4, got {a.workloads}")
     workloads = [names[int(i) - 1] for i in chosen if i != "4"]
     spark = "4" in chosen
     variants = [v for v in VARIANTS if not a.variants or any(w in v.name for w in a.variants.split(","))]
+    if spark and not workloads and ("s3like", True) not in conditions:
+        ap.error("the Spark job (workload 4) runs in the s3like-tls condition only")
     if not conditions or not (workloads or spark) or not variants:
         ap.error("nothing selected to run")
 
@@ -287,7 +312,8 @@ def main():
                 files, size, threads = shape(w)
                 for r in range(a.rounds):
                     print(f"-- {w} ({files} x {size} B, {threads} threads), round {r + 1}/{a.rounds}", flush=True)
-                    for v in in_condition:
+                    # Odd rounds go in reverse order: no variant always runs first or last.
+                    for v in (in_condition if r % 2 == 0 else in_condition[::-1]):
                         rec = runner.run(v, profile, tls, w, files, size, threads)
                         rec["round"] = r + 1
                         records.append(rec)
@@ -298,7 +324,11 @@ def main():
         complete = True
     except KeyboardInterrupt:
         print("stopped: reporting the runs so far", flush=True)
+    except Exception:
+        traceback.print_exc()
+        print("the harness failed: reporting the runs so far", flush=True)
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let the servers stop
         endpoints.stop()
 
     save(complete)

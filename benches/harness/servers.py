@@ -157,15 +157,27 @@ class Endpoints:
         return self.urls[(server, profile, tls)]
 
     def clear(self):
-        """Drop every object and upload: s3s-fs keeps them as plain files under its root."""
-        for name in os.listdir(self.data_root):
-            path = os.path.join(self.data_root, name)
-            if name == self.bucket:
-                for inner in os.listdir(path):
-                    p = os.path.join(path, inner)
-                    shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
+        """Drop every object and upload: s3s-fs keeps them as plain files under its root. The
+        server may still be finishing a request of a killed client, so retry until empty."""
+        def remove(p):
+            if os.path.isdir(p) and not os.path.islink(p):
+                shutil.rmtree(p, ignore_errors=True)
             else:
-                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+                try:
+                    os.remove(p)
+                except FileNotFoundError:
+                    pass
+
+        for _ in range(50):
+            left = [os.path.join(self.data_root, n) for n in os.listdir(self.data_root) if n != self.bucket]
+            bucket = os.path.join(self.data_root, self.bucket)
+            left += [os.path.join(bucket, n) for n in os.listdir(bucket)]
+            if not left:
+                return
+            for p in left:
+                remove(p)
+            time.sleep(0.1)
+        raise RuntimeError(f"could not empty {self.data_root}: {left[:3]}")
 
     def stop(self):
         for p in reversed(self.procs):

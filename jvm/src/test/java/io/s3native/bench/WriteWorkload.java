@@ -44,17 +44,29 @@ import io.s3native.Statistics;
  * prebuilt random buffer, the same for every way.
  *
  * <p>Figures: wall seconds of the writes (close included); CPU seconds (user + system) of the
- * whole process from /proc/self/stat; local disk bytes written ({@code write_bytes} of
- * /proc/self/io); peak RSS ({@code VmHWM} after resetting it at the start through
+ * whole process from /proc/self/stat; local disk bytes written ({@code write_bytes} and
+ * {@code cancelled_write_bytes} of /proc/self/io); peak RSS ({@code VmHWM} after resetting it at the start through
  * /proc/self/clear_refs); peak Java heap used and direct buffers (sampled every 10 ms);
  * s3native's peak part-buffer bytes; requests by kind (S3A's IOStatistics counters and
- * s3native's statistics, as deltas over the measured writes). After the clock stops, a
- * listing checks every file exists with its size; a mismatch fails the run (exit status 1).
+ * s3native's statistics, as deltas over the measured writes). All are read when the clock
+ * stops. Then a listing checks every file exists with its size. Any error (a write, the
+ * verification) prints its stack trace and exits with status 1.
  */
 public final class WriteWorkload {
     private static final int SOURCE = 8 << 20;
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
+        try {
+            run(args);
+        } catch (Throwable t) {
+            // Worker and S3A pool threads are not daemons: leave at once, with the cause.
+            t.printStackTrace();
+            System.exit(1);
+        }
+        System.exit(0);
+    }
+
+    private static void run(String[] args) throws Exception {
         Map<String, String> a = new HashMap<>();
         Map<String, String> conf = new LinkedHashMap<>();
         for (String arg : args) {
@@ -91,7 +103,9 @@ public final class WriteWorkload {
         Configuration hconf = new Configuration();
         conf.forEach(hconf::set);
         hconf.setBoolean("fs.s3a.impl.disable.cache", true);
-        FileSystem fs = FileSystem.newInstance(URI.create("s3a://" + bucket + "/"), hconf);
+        URI root = URI.create("s3a://" + bucket + "/");
+        // The stream way loads no Hadoop client until the clock has stopped (verification).
+        FileSystem fs = way.equals("fs") ? FileSystem.newInstance(root, hconf) : null;
         Writer writer;
         if (way.equals("stream")) {
             writer = key -> new S3NativeOutputStream(bucket, key, S3NativeOutputStream.Mode.PUBLISH, conf);
@@ -109,7 +123,7 @@ public final class WriteWorkload {
             }
         }
 
-        Map<String, Long> s3aBefore = counters(fs);
+        Map<String, Long> s3aBefore = fs == null ? Map.of() : counters(fs);
         Statistics nativeBefore = S3NativeOutputStream.globalStatistics();
         Files.writeString(Paths.get("/proc/self/clear_refs"), "5");
         Sampler sampler = new Sampler();
@@ -125,7 +139,7 @@ public final class WriteWorkload {
             done.add(pool.submit(() -> {
                 for (int f = first; f < files; f += threads) {
                     try (OutputStream out = writer.open(prefix + "/f" + f)) {
-                        long at = (long) f * 4096 % SOURCE;
+                        long at = (long) f * 4096 % SOURCE; // as examples/bench_worker.rs
                         for (long left = size; left > 0; ) {
                             int n = (int) Math.min(Math.min(chunk, left), SOURCE - at);
                             out.write(source, (int) at, n);
@@ -143,11 +157,12 @@ public final class WriteWorkload {
         long t1 = System.nanoTime();
         double cpu1 = cpuSeconds();
         long[] io1 = procIo();
+        long peakRss = statusKiB("VmHWM") * 1024;
         sampler.stop();
         pool.shutdown();
 
         Map<String, Long> requests = new TreeMap<>();
-        Map<String, Long> s3aAfter = counters(fs);
+        Map<String, Long> s3aAfter = fs == null ? Map.of() : counters(fs);
         s3aAfter.forEach((k, v) -> {
             long d = v - s3aBefore.getOrDefault(k, 0L);
             if (d != 0 && (k.startsWith("object_") || k.startsWith("multipart_") || k.startsWith("store_io_"))) {
@@ -162,15 +177,17 @@ public final class WriteWorkload {
             }
         });
 
-        verify(fs, bucket, prefix, files, size);
-        fs.close();
+        try (FileSystem lister = fs != null ? fs : FileSystem.newInstance(root, hconf)) {
+            verify(lister, bucket, prefix, files, size);
+        }
 
         StringBuilder json = new StringBuilder("{");
         field(json, "seconds", (t1 - t0) / 1e9);
         field(json, "bytes", (double) files * size);
         field(json, "cpu_seconds", cpu1 - cpu0);
         field(json, "disk_write_bytes", io1[0] - io0[0]);
-        field(json, "peak_rss_bytes", statusKiB("VmHWM") * 1024);
+        field(json, "disk_cancelled_write_bytes", io1[1] - io0[1]);
+        field(json, "peak_rss_bytes", peakRss);
         field(json, "heap_peak_bytes", sampler.heap.get());
         field(json, "direct_peak_bytes", sampler.direct.get());
         field(json, "native_buffer_peak_bytes", nativeAfter.getBufferPeakBytes());
@@ -183,7 +200,6 @@ public final class WriteWorkload {
         }
         json.append("}}");
         System.out.println("RESULT " + json);
-        System.exit(0); // S3A's and s3native's pools are not daemon threads everywhere
     }
 
     private interface Writer {
@@ -232,9 +248,8 @@ public final class WriteWorkload {
         }
     }
 
-    private static void fail(String why) {
-        System.err.println("WriteWorkload: verification failed: " + why);
-        System.exit(1);
+    private static void fail(String why) throws IOException {
+        throw new IOException("verification failed: " + why);
     }
 
     /** utime + stime of this process, seconds (USER_HZ is 100 on Linux). */
@@ -244,14 +259,21 @@ public final class WriteWorkload {
         return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
     }
 
-    /** {write_bytes} of /proc/self/io. */
+    /** {write_bytes, cancelled_write_bytes} of /proc/self/io: bytes this process dirtied for
+     *  storage, and of those the ones dropped before reaching it (files deleted first). */
     static long[] procIo() throws IOException {
+        long[] v = {-1, -1};
         for (String line : Files.readAllLines(Paths.get("/proc/self/io"))) {
             if (line.startsWith("write_bytes:")) {
-                return new long[] {Long.parseLong(line.substring(12).trim())};
+                v[0] = Long.parseLong(line.substring(12).trim());
+            } else if (line.startsWith("cancelled_write_bytes:")) {
+                v[1] = Long.parseLong(line.substring(22).trim());
             }
         }
-        throw new IOException("/proc/self/io has no write_bytes");
+        if (v[0] < 0 || v[1] < 0) {
+            throw new IOException("/proc/self/io lacks write_bytes or cancelled_write_bytes");
+        }
+        return v;
     }
 
     static long statusKiB(String field) throws IOException {
