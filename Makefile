@@ -72,7 +72,7 @@ hadoop-tests:
 # The benchmark harness (benches/harness/): s3native against stock S3A (disk, bytebuffer,
 # array; Hadoop 3.3 and 3.4), object_store's WriteMultipart and the ceiling, over TLS and
 # plain HTTP, on loopback and through an S3-like network (toxiproxy), against s3s-fs (a fast
-# Rust S3 server from crates.io) on tmpfs. `make bench` is the full run (about 3 hours on
+# Rust S3 server from crates.io) on tmpfs. `make bench` is the full run (about 2.5 hours on
 # 2 cores; BENCH_ARGS passes options, e.g. BENCH_ARGS='--rounds 2'; see run.py --help) and
 # writes benches/results/<date>.{json,md} and charts; `make bench-smoke` is CI's small round
 # of every variant (results under target/bench-smoke).
