@@ -220,27 +220,31 @@ def chart(summary, key, xlabel, path):
     if not conds:
         return  # nothing ran
     fig, axes = plt.subplots(len(works), len(conds), figsize=(4.6 * len(conds) + 2.5, 0.32 * 15 * len(works) + 1),
-                             squeeze=False, sharey="row")
+                             squeeze=False)
     for i, w in enumerate(works):
+        # One bar position per variant of the row, the same in every condition's panel.
+        names = list(dict.fromkeys(r["variant"] for c in conds for r in summary.get((c, w), [])
+                                   if r.get(key) is not None))
         for j, c in enumerate(conds):
             ax = axes[i][j]
-            rows = [r for r in summary.get((c, w), []) if r.get(key) is not None]
-            names = [r["variant"] for r in rows]
-            vals = [r[key] for r in rows]
+            rows = {r["variant"]: r for r in summary.get((c, w), []) if r.get(key) is not None}
+            if not rows:
+                ax.axis("off")
+                continue
+            at = [names.index(v) for v in rows]
+            vals = [r[key] for r in rows.values()]
             err = None
             if key == "mib_s":
-                err = [[r[key] - min(r["mib_s_all"]) for r in rows], [max(r["mib_s_all"]) - r[key] for r in rows]]
-            ax.barh(range(len(rows)), vals, xerr=err, color=[COLORS.get(r["family"], "k") for r in rows])
-            ax.set_yticks(range(len(rows)), names if j == 0 else [""] * len(rows), fontsize=8)
-            ax.invert_yaxis()
+                err = [[r[key] - min(r["mib_s_all"]) for r in rows.values()],
+                       [max(r["mib_s_all"]) - r[key] for r in rows.values()]]
+            ax.barh(at, vals, xerr=err, color=[COLORS.get(r["family"], "k") for r in rows.values()])
+            ax.set_yticks(range(len(names)), names if j == 0 or not axes[i][0].axison else [""] * len(names),
+                          fontsize=8)
+            ax.set_ylim(len(names) - 0.5, -0.5)  # first variant on top
             ax.tick_params(axis="x", labelsize=8)
             ax.grid(axis="x", alpha=0.3)
-            if i == 0:
-                ax.set_title(c, fontsize=9)
-            if j == 0:
-                ax.set_ylabel(w, fontsize=9)
-            if i == len(works) - 1:
-                ax.set_xlabel(xlabel, fontsize=9)
+            ax.set_title(f"{c}\n{w}", fontsize=8)
+            ax.set_xlabel(xlabel, fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
