@@ -113,8 +113,10 @@ int32_t s3n_writer_close(struct s3n_writer *writer,
                          struct s3n_error **err);
 
 // Abort the upload (terminal; a later close fails). Safe to call from another thread while
-// a write or close of this writer is blocked. Does nothing after a successful close.
-// Errors: the abort's final failure after retries, naming the upload id.
+// a write or close of this writer is blocked. Does nothing after a successful close (use
+// `s3n_abort` with the result to discard a deferred upload). Errors: `S3N_ERR_STATE` when
+// another thread's close is already completing the upload (that close goes on); the
+// abort's final failure after retries, naming the upload id.
 //
 // # Safety
 // `writer` is a live writer.

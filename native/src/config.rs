@@ -12,9 +12,9 @@
 //!
 //! | key | meaning | default |
 //! |---|---|---|
-//! | `fs.s3a.native.memory.budget` | process-wide bytes of part buffers, at least 1 MiB (admission: see `pool`); the latest writer that sets it wins | 1 GiB |
+//! | `fs.s3a.native.memory.budget` | process-wide bytes of part buffers, at least 1 MiB (admission: see `pool`); fixed by the process's first writer, no per-bucket form | 1 GiB |
 //! | `fs.s3a.native.parts.in.flight` | parts one writer may have uploading at once | `fs.s3a.fast.upload.active.blocks`, else 4 |
-//! | `fs.s3a.native.runtime.threads` | worker threads of the process-wide runtime (first writer fixes it) | CPUs, at least 2 |
+//! | `fs.s3a.native.runtime.threads` | worker threads of the process-wide runtime; fixed by the process's first writer, no per-bucket form | CPUs, at least 2 |
 //! | `fs.s3a.native.part.size` | first part size, 5 MiB..5 GiB | `fs.s3a.multipart.size`, else 64 MiB |
 //! | `fs.s3a.native.part.size.fixed` | keep every part the same size (stores such as R2) | false |
 //! | `fs.s3a.native.max.parts` | parts allowed per object, 1..10,000 | 10,000 |
@@ -243,11 +243,12 @@ pub struct WriterConfig {
     pub max_parts: u32,
     /// Parts one writer may have uploading at once (at least 1).
     pub parts_in_flight: usize,
-    /// Process-wide part buffer bytes, when the settings name it (else the process keeps
-    /// what it has: 1 GiB until a writer sets it).
+    /// Process-wide part buffer bytes, when the settings name it (the process's first
+    /// writer fixes it; the default is [`DEFAULT_MEMORY_BUDGET`]).
     pub memory_budget: Option<u64>,
-    /// Worker threads of the process-wide runtime.
-    pub runtime_threads: usize,
+    /// Worker threads of the process-wide runtime, when the settings name it (the process's
+    /// first writer fixes it; the default is [`default_runtime_threads`]).
+    pub runtime_threads: Option<usize>,
     /// `x-amz-storage-class`, upper-cased as S3A does.
     pub storage_class: Option<String>,
     /// `Content-Encoding` of the object.
@@ -306,7 +307,7 @@ impl WriterConfig {
         }
         let active_blocks = r.int("fast.upload.active.blocks", 4, 1, 1_000_000)?;
         let parts_in_flight = r.int("native.parts.in.flight", active_blocks, 1, 10_000)? as usize;
-        let default_threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(2) as i64;
+        r.process_wide_only()?;
 
         Ok(WriterConfig {
             store: StoreConfig {
@@ -339,7 +340,10 @@ impl WriterConfig {
                     b => Some(b),
                 },
             },
-            runtime_threads: r.int("native.runtime.threads", default_threads, 1, 1024)? as usize,
+            runtime_threads: match r.str("native.runtime.threads") {
+                None => None,
+                Some(_) => Some(r.int("native.runtime.threads", 0, 1, 1024)? as usize),
+            },
             storage_class: r.str("create.storage.class").map(str::to_ascii_uppercase),
             content_encoding: r.str("object.content.encoding").map(str::to_string),
         })
@@ -350,6 +354,15 @@ impl WriterConfig {
         part_size_for(self.part_size, self.fixed_part_size, part_number)
     }
 }
+
+/// Worker threads of the runtime when `fs.s3a.native.runtime.threads` is not set: the CPUs
+/// available to the process, at least 2.
+pub fn default_runtime_threads() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(2)
+}
+
+/// Settings that hold for the whole process (see `pool`), so they have no per-bucket form.
+const PROCESS_WIDE: [&str; 2] = ["native.memory.budget", "native.runtime.threads"];
 
 /// Size of part `part_number` (1-based) for a first part size of `base` bytes.
 ///
@@ -497,6 +510,20 @@ impl Reader<'_> {
     }
 
     /// Settings S3A honours that the native writer does not reproduce.
+    /// Process-wide settings set per bucket are an error: they cannot differ by bucket.
+    fn process_wide_only(&self) -> Result<()> {
+        for rest in PROCESS_WIDE {
+            let per_bucket = format!("fs.s3a.bucket.{}.{rest}", self.bucket);
+            if self.settings.get_raw(&per_bucket).is_some() {
+                return Err(Error::invalid_setting(
+                    &per_bucket,
+                    format!("fs.s3a.{rest} is process-wide and has no per-bucket form; set fs.s3a.{rest}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn check_unsupported(&self) -> Result<()> {
         let unsupported: [(&str, &str); 6] = [
             ("acl.default", "canned ACL"),
@@ -576,6 +603,20 @@ mod tests {
         assert!(parse_size("99999999999T").is_err());
         assert!(parse_size("+6M").is_err());
         assert!(parse_duration("99999999999999999d", Unit::Seconds).is_err());
+    }
+
+    #[test]
+    fn process_wide_settings_have_no_per_bucket_form() {
+        for rest in PROCESS_WIDE {
+            let key = format!("fs.s3a.bucket.special.{rest}");
+            let e = WriterConfig::resolve(&base().with(key.as_str(), "2"), "special").unwrap_err();
+            assert_eq!(e.setting(), Some(key.as_str()), "{e}");
+            assert!(e.message().contains("process-wide"), "{e}");
+            // Another bucket's form does not concern this bucket.
+            assert!(WriterConfig::resolve(&base().with(key.as_str(), "2"), "other").is_ok());
+        }
+        let c = WriterConfig::resolve(&base().with("fs.s3a.native.runtime.threads", "3"), "special").unwrap();
+        assert_eq!((c.runtime_threads, c.memory_budget), (Some(3), None));
     }
 
     #[test]

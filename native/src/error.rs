@@ -39,8 +39,9 @@ pub enum ErrorKind {
 }
 
 /// A failure of the native writer. Cheap to clone: the first failure of a writer is kept and
-/// reported again by every later call.
-#[derive(Clone, PartialEq, Eq)]
+/// reported again by every later call. `Display` is the message.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct Error {
     kind: ErrorKind,
     message: String,
@@ -112,6 +113,23 @@ impl Error {
     /// [`ErrorKind::Unsupported`] errors about a setting.
     pub fn setting(&self) -> Option<&str> {
         self.setting.as_deref()
+    }
+
+    /// An [`ErrorKind::Internal`] error for a panic caught at a boundary (C ABI, JNI), with
+    /// the panic's message when it is a string.
+    pub fn from_panic(payload: Box<dyn std::any::Any + Send + 'static>) -> Self {
+        let what = match payload.downcast::<&'static str>() {
+            Ok(s) => (*s).to_string(),
+            Err(p) => match p.downcast::<String>() {
+                Ok(s) => *s,
+                Err(p) => {
+                    // A payload of another type: dropping it could itself panic; leak it.
+                    std::mem::forget(p);
+                    "a panic with a non-string payload".to_string()
+                }
+            },
+        };
+        Error::new(ErrorKind::Internal, format!("panic (a bug in s3native): {what}"))
     }
 
     /// Prefix the message with what was being done, e.g. `"UploadPart 3 of s3://b/k"`.
@@ -186,12 +204,6 @@ fn xml_field(text: &str, tag: &str) -> Option<String> {
     (!value.is_empty()).then(|| value.to_string())
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Error")
@@ -201,8 +213,6 @@ impl fmt::Debug for Error {
             .finish()
     }
 }
-
-impl std::error::Error for Error {}
 
 #[cfg(test)]
 mod tests {
@@ -219,5 +229,14 @@ mod tests {
     fn scrub_removes_every_secret() {
         let s = Error::scrub("key AKIAEXAMPLE and secret wJalrXUtnFEMI there", &["AKIAEXAMPLE", "wJalrXUtnFEMI", ""]);
         assert_eq!(s, "key **** and secret **** there");
+    }
+
+    #[test]
+    fn panics_become_internal_errors() {
+        assert_eq!(Error::from_panic(Box::new("static")).message(), "panic (a bug in s3native): static");
+        assert_eq!(Error::from_panic(Box::new(format!("formatted {}", 1))).message(), "panic (a bug in s3native): formatted 1");
+        let e = Error::from_panic(Box::new(42u8));
+        assert_eq!(e.kind(), ErrorKind::Internal);
+        assert!(e.message().contains("non-string payload"));
     }
 }

@@ -9,18 +9,20 @@
 //!   object they came from and valid until it is freed; strings returned as `char *` are
 //!   owned by the caller and freed with `s3n_string_free`.
 //! - No call ever unwinds into C: an internal panic becomes `S3N_ERR_INTERNAL`.
-//! - Thread safety: a writer may be used from any thread but by one thread at a time,
-//!   except `s3n_writer_abort`, which may be called from another thread while a write or
-//!   close is blocked (it makes them fail). Results and errors are immutable and may be
-//!   read from several threads.
+//! - Thread safety: a writer may be used from any thread; writes and closes are serialised,
+//!   and `s3n_writer_abort` may be called from another thread while a write or close is
+//!   blocked (it makes them fail). Results and errors are immutable and may be read from
+//!   several threads.
+//!
+//! Every rule (states, abort after close, errors) is the Rust API's [`SharedWriter`]; this
+//! layer only checks pointers and strings and maps errors to codes.
 
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
-use std::sync::Mutex;
 
 use crate::error::{Error, ErrorKind};
-use crate::{AbortHandle, Mode, Settings, UploadResult, Writer};
+use crate::{Mode, Settings, SharedWriter, UploadResult, Writer};
 
 /// Success.
 pub const S3N_OK: i32 = 0;
@@ -62,10 +64,7 @@ pub const S3N_MODE_PUBLISH: i32 = 0;
 pub const S3N_MODE_DEFERRED: i32 = 1;
 
 /// An open writer (opaque).
-pub struct S3nWriter {
-    writer: Mutex<Writer>,
-    abort: AbortHandle,
-}
+pub struct S3nWriter(SharedWriter);
 
 /// The result of a closed writer (opaque).
 pub struct S3nResult {
@@ -102,14 +101,7 @@ impl S3nResult {
 
 /// Run `f`, turning an error or a panic into a code and `*err`.
 fn guard(err: *mut *mut S3nError, f: impl FnOnce() -> Result<(), Error>) -> i32 {
-    let outcome = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
-        Err(Error::new(ErrorKind::Internal, format!("internal error in s3native: {what}")))
-    });
+    let outcome = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| Err(Error::from_panic(panic)));
     match outcome {
         Ok(()) => S3N_OK,
         Err(e) => {
@@ -185,17 +177,15 @@ pub unsafe extern "C" fn s3n_writer_open(
         };
         let settings = settings_arg(keys, values, n)?;
         let writer = Writer::open(str_arg(bucket, "bucket")?, str_arg(key, "key")?, mode, &settings)?;
-        let abort = writer.abort_handle();
-        *out = Box::into_raw(Box::new(S3nWriter { writer: Mutex::new(writer), abort }));
+        *out = Box::into_raw(Box::new(S3nWriter(SharedWriter::new(writer))));
         Ok(())
     })
 }
 
-fn with_writer(w: *mut S3nWriter, f: impl FnOnce(&mut Writer) -> Result<(), Error>) -> Result<(), Error> {
-    // SAFETY: the caller passes a writer from s3n_writer_open not yet freed, or NULL.
-    let w = unsafe { w.as_ref() }.ok_or_else(|| Error::invalid_argument("writer is NULL"))?;
-    let mut guard = w.writer.lock().unwrap_or_else(|p| p.into_inner());
-    f(&mut guard)
+/// # Safety
+/// `w` is a writer from s3n_writer_open not yet freed, or NULL.
+unsafe fn writer_arg<'a>(w: *const S3nWriter) -> Result<&'a SharedWriter, Error> {
+    w.as_ref().map(|w| &w.0).ok_or_else(|| Error::invalid_argument("writer is NULL"))
 }
 
 /// Write `len` bytes from `data` (copied once into the current part buffer). Blocks while
@@ -213,7 +203,7 @@ pub unsafe extern "C" fn s3n_writer_write(writer: *mut S3nWriter, data: *const u
             return Err(Error::invalid_argument("data is NULL"));
         }
         let bytes = if len == 0 { &[][..] } else { std::slice::from_raw_parts(data, len) };
-        with_writer(writer, |w| w.write(bytes))
+        writer_arg(writer)?.write(bytes)
     })
 }
 
@@ -229,26 +219,23 @@ pub unsafe extern "C" fn s3n_writer_close(writer: *mut S3nWriter, out: *mut *mut
         if out.is_null() {
             return Err(Error::invalid_argument("out is NULL"));
         }
-        with_writer(writer, |w| {
-            let r = w.close()?;
-            *out = Box::into_raw(S3nResult::new(r));
-            Ok(())
-        })
+        let r = writer_arg(writer)?.close()?;
+        *out = Box::into_raw(S3nResult::new(r));
+        Ok(())
     })
 }
 
 /// Abort the upload (terminal; a later close fails). Safe to call from another thread while
-/// a write or close of this writer is blocked. Does nothing after a successful close.
-/// Errors: the abort's final failure after retries, naming the upload id.
+/// a write or close of this writer is blocked. Does nothing after a successful close (use
+/// `s3n_abort` with the result to discard a deferred upload). Errors: `S3N_ERR_STATE` when
+/// another thread's close is already completing the upload (that close goes on); the
+/// abort's final failure after retries, naming the upload id.
 ///
 /// # Safety
 /// `writer` is a live writer.
 #[no_mangle]
 pub unsafe extern "C" fn s3n_writer_abort(writer: *mut S3nWriter, err: *mut *mut S3nError) -> i32 {
-    guard(err, || {
-        let w = writer.as_ref().ok_or_else(|| Error::invalid_argument("writer is NULL"))?;
-        w.abort.abort()
-    })
+    guard(err, || writer_arg(writer)?.abort())
 }
 
 /// Bytes written so far, or 0 for NULL.
@@ -257,7 +244,7 @@ pub unsafe extern "C" fn s3n_writer_abort(writer: *mut S3nWriter, err: *mut *mut
 /// `writer` is a live writer or NULL.
 #[no_mangle]
 pub unsafe extern "C" fn s3n_writer_length(writer: *const S3nWriter) -> u64 {
-    catch_unwind(AssertUnwindSafe(|| writer.as_ref().map(|w| w.writer.lock().unwrap_or_else(|p| p.into_inner()).length())))
+    catch_unwind(AssertUnwindSafe(|| writer.as_ref().map(|w| w.0.statistics().bytes_written)))
         .ok()
         .flatten()
         .unwrap_or(0)

@@ -1,21 +1,25 @@
 //! The JVM boundary: every native method of `io.s3native.Native` (jvm/).
 //!
 //! This layer checks arguments, owns the native handles, turns [`Error`]s into Java
-//! exceptions and keeps panics from crossing into the JVM. It holds no upload logic: every
-//! call forwards to the Rust API ([`Writer`], [`complete`](crate::complete),
-//! [`abort`](crate::abort), ...).
+//! exceptions and keeps panics from crossing into the JVM. It holds no upload logic and no
+//! state of its own: every call forwards to the Rust API ([`SharedWriter`],
+//! [`complete`](crate::complete), [`abort`](crate::abort), ...), whose rules (states, abort
+//! after close) are the same from Rust, C and Java.
 //!
-//! Handles: `open` returns a `Box<Handle>` as a `jlong`. The Java side (`NativeHandle`)
+//! Handles: `open` returns a `Box<SharedWriter>` as a `jlong`. The Java side (`NativeHandle`)
 //! guarantees that `free` is called exactly once and never while another call uses the
-//! handle; every other call takes the handle as a borrowed pointer. Write and close take the
-//! writer's mutex; `abort` goes through the writer's [`AbortHandle`] when another thread holds
-//! the mutex (a blocked write), so it never waits behind it.
+//! handle; every other call takes the handle as a borrowed pointer.
+//!
+//! Data crosses by name: the result and statistics cross as Java `Map<String, Object>`s
+//! built from their serde form (field names as in Rust; nested structs as nested maps,
+//! numbers as `Long`, lists as `List`), modes, magic layouts and `.pending` etag forms as
+//! their serde names (`PUBLISH`, `MAGIC_JOB`, `QUOTED`, ...), settings as key/value pairs.
 //!
 //! Exceptions: a failing call throws the exception built by the Java factory
 //! `Native.exception(int kind, String message, String s3Code, String setting)`, where `kind`
 //! is [`ErrorKind`]'s numeric value; the Java side maps kinds to exception classes. Every
-//! export runs in [`EnvUnowned::with_env`] (which catches panics) and resolves with
-//! [`ThrowJavaException`], so a panic becomes a Java `IOException`, never a crashed JVM.
+//! export runs through [`call`] ([`EnvUnowned::with_env`], which catches panics, resolved
+//! with [`ThrowJavaException`]), so a panic becomes a Java `IOException`, never a crashed JVM.
 //!
 //! Interrupts: blocking calls poll `Thread.currentThread().isInterrupted()` through JNI from
 //! the calling thread (the only thread the `interrupted` closures run on); the flag is read,
@@ -24,15 +28,18 @@
 use std::any::Any;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::sync::{Mutex, MutexGuard, OnceLock, TryLockError};
+use std::sync::OnceLock;
 
 use ::jni::errors::{Error as JniError, ErrorPolicy};
-use ::jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
+use ::jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray, JString, JValue};
 use ::jni::strings::JNIString;
 use ::jni::sys::{jboolean, jbyte, jclass, jint, jlong, jmethodID, jsize, jvalue};
-use ::jni::{Env, EnvUnowned};
+use ::jni::{jni_sig, jni_str, Env, EnvUnowned};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
 
-use crate::{AbortHandle, Error, ErrorKind, MagicFile, MagicLayout, Mode, PendingEtags, Settings, Statistics, UploadResult, Writer};
+use crate::{Error, ErrorKind, MagicFile, MagicLayout, Mode, PendingEtags, Settings, SharedWriter, UploadResult, Writer};
 
 /// Call a raw JNI function: `raw!(env_ptr, v1_1, Name, args...)`.
 macro_rules! raw {
@@ -40,12 +47,6 @@ macro_rules! raw {
         let env: *mut ::jni::sys::JNIEnv = $env;
         ((**env).$version.$name)(env $(, $arg)*)
     }};
-}
-
-/// One open writer, owned by a Java `NativeHandle`.
-struct Handle {
-    writer: Mutex<Writer>,
-    abort: AbortHandle,
 }
 
 /// Why a native method failed: the writer's error, or a JNI failure (usually with a Java
@@ -97,25 +98,16 @@ impl<T: Default> ErrorPolicy<T, Failure> for ThrowJavaException {
         _captures: &mut (),
         payload: Box<dyn Any + Send + 'static>,
     ) -> ::jni::errors::Result<T> {
-        let what = panic_message(payload);
         if !env.exception_check() {
-            throw(env, &Error::new(ErrorKind::Internal, format!("panic (a bug in s3native): {what}")));
+            throw(env, &Error::from_panic(payload));
         }
         Ok(T::default())
     }
 }
 
-fn panic_message(payload: Box<dyn Any + Send + 'static>) -> String {
-    let text = match payload.downcast::<&'static str>() {
-        Ok(s) => return (*s).to_string(),
-        Err(p) => match p.downcast::<String>() {
-            Ok(s) => return *s,
-            Err(p) => p,
-        },
-    };
-    // A payload of another type: dropping it could itself panic; leak it instead.
-    std::mem::forget(text);
-    "panic with a non-string payload".to_string()
+/// Run one native method's body: its errors and panics become Java exceptions.
+fn call<'local, T: Default + 'local>(mut unowned: EnvUnowned<'local>, body: impl FnOnce(&mut Env<'local>) -> Result<T>) -> T {
+    unowned.with_env(body).resolve::<ThrowJavaException>()
 }
 
 /// Throw the exception `Native.exception(kind, message, s3Code, setting)` builds; if that
@@ -244,18 +236,12 @@ fn java_thread_interrupted(raw_env: *mut ::jni::sys::JNIEnv) -> bool {
 // ---------------------------------------------------------------------------------------
 // Argument helpers
 
-fn handle<'a>(h: jlong) -> Result<&'a Handle> {
+fn handle<'a>(h: jlong) -> Result<&'a SharedWriter> {
     if h == 0 {
         return Err(Error::state("the stream is closed").into());
     }
     // SAFETY: the Java side passes only live pointers from `open` (see the module doc).
-    Ok(unsafe { &*(h as *const Handle) })
-}
-
-fn lock(h: &Handle) -> Result<MutexGuard<'_, Writer>> {
-    h.writer
-        .lock()
-        .map_err(|_| Error::new(ErrorKind::Internal, "the writer is unusable after an internal error").into())
+    Ok(unsafe { &*(h as *const SharedWriter) })
 }
 
 fn string(env: &Env<'_>, s: &JString<'_>, what: &str) -> Result<String> {
@@ -299,54 +285,65 @@ fn new_string<'local>(env: &mut Env<'local>, s: &str) -> Result<JObject<'local>>
     Ok(JString::from_str(env, s)?.into())
 }
 
-fn long_array<'local>(env: &mut Env<'local>, values: &[i64]) -> Result<JObject<'local>> {
-    let arr: JLongArray<'local> = JLongArray::new(env, values.len())?;
-    arr.set_region(env, 0, values)?;
-    Ok(arr.into())
+/// A serde enum from its name (`"PUBLISH"`, `"MAGIC_JOB"`, ...); `what` names it in errors.
+fn by_name<T: DeserializeOwned>(env: &Env<'_>, name: &JString<'_>, what: &str) -> Result<T> {
+    let name = string(env, name, what)?;
+    serde_json::from_value(Value::String(name.clone()))
+        .map_err(|_| Error::invalid_argument(format!("unknown {what} '{name}'")).into())
 }
 
-/// Number of values in a statistics array (see `Statistics.java` for the order).
-const STATS_LEN: usize = 31;
+/// `value`'s serde form as Java objects: a struct or map as a `LinkedHashMap<String,
+/// Object>`, a list as an `ArrayList`, a number as a `Long` (saturating), a string as a
+/// `String`, a bool as a `Boolean`, `None` as null.
+fn to_java<'local>(env: &mut Env<'local>, value: &impl Serialize) -> Result<JObject<'local>> {
+    let value = serde_json::to_value(value).map_err(|e| Error::new(ErrorKind::Internal, format!("serialising: {e}")))?;
+    value_to_java(env, &value)
+}
 
-fn stats_values(s: &Statistics) -> [i64; STATS_LEN] {
-    let d = |d: &crate::DurationSummary| [d.count, d.min_us, d.mean_us, d.max_us, d.p50_us, d.p99_us];
-    let r = &s.requests;
-    let q = d(&s.part_queue_wait);
-    let u = d(&s.part_upload_time);
-    let v: [u64; STATS_LEN] = [
-        s.bytes_written,
-        s.parts_uploaded,
-        s.single_puts,
-        s.retries,
-        s.budget_blocked_us,
-        s.in_flight_blocked_us,
-        r.create_multipart_upload,
-        r.upload_part,
-        r.complete_multipart_upload,
-        r.abort_multipart_upload,
-        r.put_object,
-        r.head_object,
-        r.other,
-        q[0],
-        q[1],
-        q[2],
-        q[3],
-        q[4],
-        q[5],
-        u[0],
-        u[1],
-        u[2],
-        u[3],
-        u[4],
-        u[5],
-        s.writers_opened,
-        s.writers_closed,
-        s.writers_aborted,
-        s.budget_overcommits,
-        s.buffer_bytes,
-        s.buffer_peak_bytes,
-    ];
-    v.map(|x| x.min(i64::MAX as u64) as i64)
+fn value_to_java<'local>(env: &mut Env<'local>, v: &Value) -> Result<JObject<'local>> {
+    Ok(match v {
+        Value::Null => JObject::null(),
+        Value::Bool(b) => env
+            .call_static_method(jni_str!("java/lang/Boolean"), jni_str!("valueOf"), jni_sig!("(Z)Ljava/lang/Boolean;"), &[JValue::Bool(*b)])?
+            .l()?,
+        Value::Number(n) => {
+            let n = match n.as_u64() {
+                Some(u) => u.min(i64::MAX as u64) as i64,
+                None => n.as_i64().ok_or_else(|| Error::new(ErrorKind::Internal, format!("{n} is not a whole number")))?,
+            };
+            env.call_static_method(jni_str!("java/lang/Long"), jni_str!("valueOf"), jni_sig!("(J)Ljava/lang/Long;"), &[JValue::Long(n)])?
+                .l()?
+        }
+        Value::String(s) => JString::from_str(env, s)?.into(),
+        Value::Array(items) => {
+            let list = env.new_object(jni_str!("java/util/ArrayList"), jni_sig!("()V"), &[])?;
+            for item in items {
+                let o = value_to_java(env, item)?;
+                env.call_method(&list, jni_str!("add"), jni_sig!("(Ljava/lang/Object;)Z"), &[JValue::Object(&o)])?;
+                env.delete_local_ref(o);
+            }
+            list
+        }
+        Value::Object(fields) => {
+            let map = env.new_object(jni_str!("java/util/LinkedHashMap"), jni_sig!("()V"), &[])?;
+            for (name, field) in fields {
+                let k: JObject = JString::from_str(env, name)?.into();
+                let o = value_to_java(env, field)?;
+                let old = env
+                    .call_method(
+                        &map,
+                        jni_str!("put"),
+                        jni_sig!("(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;"),
+                        &[JValue::Object(&k), JValue::Object(&o)],
+                    )?
+                    .l()?;
+                env.delete_local_ref(old);
+                env.delete_local_ref(k);
+                env.delete_local_ref(o);
+            }
+            map
+        }
+    })
 }
 
 fn parse_result(env: &Env<'_>, json: &JString<'_>) -> Result<UploadResult> {
@@ -354,358 +351,300 @@ fn parse_result(env: &Env<'_>, json: &JString<'_>) -> Result<UploadResult> {
     Ok(UploadResult::from_json(&json)?)
 }
 
+fn into_handle(writer: Writer) -> jlong {
+    Box::into_raw(Box::new(SharedWriter::new(writer))) as jlong
+}
+
 // ---------------------------------------------------------------------------------------
 // Exports: io.s3native.Native
 
-/// `static native long open(String bucket, String key, boolean deferred, String[] settings)`
+/// `static native long open(String bucket, String key, String mode, String[] settings)`;
+/// `mode`: [`Mode`]'s name, `PUBLISH` or `DEFERRED`.
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_open<'local>(
-    mut unowned: EnvUnowned<'local>,
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
     bucket: JString<'local>,
     key: JString<'local>,
-    deferred: jboolean,
+    mode: JString<'local>,
     kv: JObjectArray<'local, JString<'local>>,
 ) -> jlong {
-    unowned
-        .with_env(|env| -> Result<jlong> {
-            let bucket = string(env, &bucket, "bucket")?;
-            let key = string(env, &key, "key")?;
-            let settings = settings(env, &kv)?;
-            let mode = if deferred { Mode::Deferred } else { Mode::Publish };
-            // Look the interrupt probe up now, outside any blocking call.
-            probe(env.get_raw());
-            let writer = Writer::open(&bucket, &key, mode, &settings)?;
-            let abort = writer.abort_handle();
-            Ok(Box::into_raw(Box::new(Handle { writer: Mutex::new(writer), abort })) as jlong)
-        })
-        .resolve::<ThrowJavaException>()
+    call(unowned, |env| {
+        let bucket = string(env, &bucket, "bucket")?;
+        let key = string(env, &key, "key")?;
+        let mode: Mode = by_name(env, &mode, "mode")?;
+        let settings = settings(env, &kv)?;
+        // Look the interrupt probe up now, outside any blocking call.
+        probe(env.get_raw());
+        Ok(into_handle(Writer::open(&bucket, &key, mode, &settings)?))
+    })
 }
 
-/// `static native long openMagic(String bucket, String magicKey, String uri, int layout, int etags, String[] settings)`:
-/// a writer for a file under an S3A magic path ([`Writer::open_magic`]). `layout`: 0 =
-/// [`MagicLayout::Magic`] (`__magic`), 1 = [`MagicLayout::MagicJob`] (`__magic_job-`);
-/// `etags`: 0 = [`PendingEtags::Unquoted`], 1 = `Quoted`, 2 = `Objects`. A key that is not
-/// magic under `layout` is an invalid argument.
+/// `static native long openMagic(String bucket, String magicKey, String uri, String layout, String etags, String[] settings)`:
+/// a writer for a file under an S3A magic path ([`Writer::open_magic`]). `layout` is
+/// [`MagicLayout`]'s name (`MAGIC`, `MAGIC_JOB`), `etags` [`PendingEtags`]'s (`UNQUOTED`,
+/// `QUOTED`, `OBJECTS`). A key that is not magic under `layout` is an invalid argument.
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_openMagic<'local>(
-    mut unowned: EnvUnowned<'local>,
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
     bucket: JString<'local>,
     magic_key: JString<'local>,
     uri: JString<'local>,
-    layout: jint,
-    etags: jint,
+    layout: JString<'local>,
+    etags: JString<'local>,
     kv: JObjectArray<'local, JString<'local>>,
 ) -> jlong {
-    unowned
-        .with_env(|env| -> Result<jlong> {
-            let bucket = string(env, &bucket, "bucket")?;
-            let magic_key = string(env, &magic_key, "magic key")?;
-            let uri = string(env, &uri, "uri")?;
-            let settings = settings(env, &kv)?;
-            let layout = match layout {
-                0 => MagicLayout::Magic,
-                1 => MagicLayout::MagicJob,
-                other => return Err(Error::invalid_argument(format!("unknown magic layout {other}")).into()),
-            };
-            let etags = match etags {
-                0 => PendingEtags::Unquoted,
-                1 => PendingEtags::Quoted,
-                2 => PendingEtags::Objects,
-                other => return Err(Error::invalid_argument(format!("unknown .pending etags form {other}")).into()),
-            };
-            let file = MagicFile::for_key(&magic_key, layout, etags)?
-                .ok_or_else(|| Error::invalid_argument(format!("'{magic_key}' is not a magic path under {layout:?}")))?;
-            probe(env.get_raw());
-            let writer = Writer::open_magic(&bucket, &file, &uri, &settings)?;
-            let abort = writer.abort_handle();
-            Ok(Box::into_raw(Box::new(Handle { writer: Mutex::new(writer), abort })) as jlong)
-        })
-        .resolve::<ThrowJavaException>()
+    call(unowned, |env| {
+        let bucket = string(env, &bucket, "bucket")?;
+        let magic_key = string(env, &magic_key, "magic key")?;
+        let uri = string(env, &uri, "uri")?;
+        let layout: MagicLayout = by_name(env, &layout, "magic layout")?;
+        let etags: PendingEtags = by_name(env, &etags, ".pending etags form")?;
+        let settings = settings(env, &kv)?;
+        let file = MagicFile::for_key(&magic_key, layout, etags)?
+            .ok_or_else(|| Error::invalid_argument(format!("'{magic_key}' is not a magic path under {layout:?}")))?;
+        probe(env.get_raw());
+        Ok(into_handle(Writer::open_magic(&bucket, &file, &uri, &settings)?))
+    })
 }
 
 /// `static native void write(long handle, byte[] b, int off, int len)`: one copy, straight
 /// from the Java array into the part buffer.
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_write<'local>(
-    mut unowned: EnvUnowned<'local>,
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
     h: jlong,
     array: JByteArray<'local>,
     off: jint,
     len: jint,
 ) {
-    unowned
-        .with_env(|env| -> Result<()> {
-            let h = handle(h)?;
-            if array.is_null() {
-                return Err(Error::invalid_argument("the byte array is null").into());
-            }
-            let (off, len) = check_range(off, len, array.len(env)?)?;
-            if len == 0 {
-                return Ok(());
-            }
-            let raw_env = env.get_raw();
-            let raw_array = array.as_raw();
-            let mut w = lock(h)?;
-            w.write_with(len, &|| java_thread_interrupted(raw_env), &mut |from, dst| {
-                // SAFETY: off + from + dst.len() <= off + len, inside the array (checked
-                // above); dst is writable memory of dst.len() bytes; GetByteArrayRegion
-                // initialises all of it or throws.
-                unsafe {
-                    raw!(
-                        raw_env,
-                        v1_1,
-                        GetByteArrayRegion,
-                        raw_array,
-                        (off + from) as jsize,
-                        dst.len() as jsize,
-                        dst.as_mut_ptr() as *mut jbyte
-                    );
-                    if raw!(raw_env, v1_2, ExceptionCheck) {
-                        return Err(Error::new(ErrorKind::Internal, "GetByteArrayRegion threw"));
-                    }
+    call(unowned, |env| {
+        let w = handle(h)?;
+        if array.is_null() {
+            return Err(Error::invalid_argument("the byte array is null").into());
+        }
+        let (off, len) = check_range(off, len, array.len(env)?)?;
+        let raw_env = env.get_raw();
+        let raw_array = array.as_raw();
+        w.write_with(len, &|| java_thread_interrupted(raw_env), &mut |from, dst| {
+            // SAFETY: off + from + dst.len() <= off + len, inside the array (checked
+            // above); dst is writable memory of dst.len() bytes; GetByteArrayRegion
+            // initialises all of it or throws.
+            unsafe {
+                raw!(
+                    raw_env,
+                    v1_1,
+                    GetByteArrayRegion,
+                    raw_array,
+                    (off + from) as jsize,
+                    dst.len() as jsize,
+                    dst.as_mut_ptr() as *mut jbyte
+                );
+                if raw!(raw_env, v1_2, ExceptionCheck) {
+                    return Err(Error::new(ErrorKind::Internal, "GetByteArrayRegion threw"));
                 }
-                Ok(())
-            })?;
+            }
             Ok(())
-        })
-        .resolve::<ThrowJavaException>()
+        })?;
+        Ok(())
+    })
 }
 
 /// `static native void writeDirect(long handle, ByteBuffer direct, int position, int len)`
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_writeDirect<'local>(
-    mut unowned: EnvUnowned<'local>,
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
     h: jlong,
     buffer: JByteBuffer<'local>,
     position: jint,
     len: jint,
 ) {
-    unowned
-        .with_env(|env| -> Result<()> {
-            let h = handle(h)?;
-            if buffer.is_null() {
-                return Err(Error::invalid_argument("the ByteBuffer is null").into());
-            }
-            let addr = env.get_direct_buffer_address(&buffer).map_err(|_| Error::invalid_argument("the ByteBuffer is not direct"))?;
-            let capacity = env.get_direct_buffer_capacity(&buffer)?;
-            let (off, len) = check_range(position, len, capacity)?;
-            if len == 0 {
-                return Ok(());
-            }
-            // SAFETY: the buffer (a local reference of this call) keeps `capacity` bytes at
-            // `addr` alive for the whole call; the range is inside it.
-            let src = unsafe { std::slice::from_raw_parts(addr.add(off) as *const u8, len) };
-            let raw_env = env.get_raw();
-            let mut w = lock(h)?;
-            w.write_with(len, &|| java_thread_interrupted(raw_env), &mut |from, dst: &mut [MaybeUninit<u8>]| {
-                let part = &src[from..from + dst.len()];
-                // SAFETY: MaybeUninit<u8> has u8's layout; equal lengths; no overlap.
-                unsafe { ptr::copy_nonoverlapping(part.as_ptr(), dst.as_mut_ptr() as *mut u8, part.len()) };
-                Ok(())
-            })?;
+    call(unowned, |env| {
+        let w = handle(h)?;
+        if buffer.is_null() {
+            return Err(Error::invalid_argument("the ByteBuffer is null").into());
+        }
+        let addr = env.get_direct_buffer_address(&buffer).map_err(|_| Error::invalid_argument("the ByteBuffer is not direct"))?;
+        let capacity = env.get_direct_buffer_capacity(&buffer)?;
+        let (off, len) = check_range(position, len, capacity)?;
+        // SAFETY: the buffer (a local reference of this call) keeps `capacity` bytes at
+        // `addr` alive for the whole call; the range is inside it (an empty range reads
+        // nothing).
+        let src = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(addr.add(off) as *const u8, len) } };
+        let raw_env = env.get_raw();
+        w.write_with(len, &|| java_thread_interrupted(raw_env), &mut |from, dst: &mut [MaybeUninit<u8>]| {
+            let part = &src[from..from + dst.len()];
+            // SAFETY: MaybeUninit<u8> has u8's layout; equal lengths; no overlap.
+            unsafe { ptr::copy_nonoverlapping(part.as_ptr(), dst.as_mut_ptr() as *mut u8, part.len()) };
             Ok(())
-        })
-        .resolve::<ThrowJavaException>()
+        })?;
+        Ok(())
+    })
 }
 
-/// `static native String close(long handle)`: the UploadResult as JSON.
+/// `static native String close(long handle)`: the UploadResult as JSON (a second close
+/// returns the same result).
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_close<'local>(
-    mut unowned: EnvUnowned<'local>,
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
     h: jlong,
 ) -> JObject<'local> {
-    unowned
-        .with_env(|env| -> Result<JObject<'local>> {
-            let h = handle(h)?;
-            let raw_env = env.get_raw();
-            let result = lock(h)?.close_with(&|| java_thread_interrupted(raw_env))?;
-            new_string(env, &result.to_json())
-        })
-        .resolve::<ThrowJavaException>()
+    call(unowned, |env| {
+        let raw_env = env.get_raw();
+        let result = handle(h)?.close_with(&|| java_thread_interrupted(raw_env))?;
+        new_string(env, &result.to_json())
+    })
 }
 
-/// `static native void abort(long handle)`: aborts at once, also while another thread is
-/// blocked in a write or close of the same writer.
+/// `static native void abort(long handle)`: [`SharedWriter::abort`], at once, also while
+/// another thread is blocked in a write or close of the same writer.
 #[no_mangle]
-pub extern "system" fn Java_io_s3native_Native_abort<'local>(mut unowned: EnvUnowned<'local>, _class: JClass<'local>, h: jlong) {
-    unowned
-        .with_env(|_env| -> Result<()> {
-            let h = handle(h)?;
-            match h.writer.try_lock() {
-                Ok(mut w) => w.abort()?,
-                Err(TryLockError::WouldBlock) => h.abort.abort()?,
-                Err(TryLockError::Poisoned(p)) => p.into_inner().abort()?,
-            }
-            Ok(())
-        })
-        .resolve::<ThrowJavaException>()
+pub extern "system" fn Java_io_s3native_Native_abort<'local>(unowned: EnvUnowned<'local>, _class: JClass<'local>, h: jlong) {
+    call(unowned, |_env| Ok(handle(h)?.abort()?))
+}
+
+/// `static native void checkOpen(long handle)`: [`SharedWriter::check_open`].
+#[no_mangle]
+pub extern "system" fn Java_io_s3native_Native_checkOpen<'local>(unowned: EnvUnowned<'local>, _class: JClass<'local>, h: jlong) {
+    call(unowned, |_env| Ok(handle(h)?.check_open()?))
+}
+
+/// `static native String state(long handle)`: [`WriterState`](crate::WriterState)'s name
+/// (`OPEN`, `COMPLETING`, `ABORTED`, `FAILED`, `CLOSED`).
+#[no_mangle]
+pub extern "system" fn Java_io_s3native_Native_state<'local>(
+    unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    h: jlong,
+) -> JObject<'local> {
+    call(unowned, |env| {
+        let state = handle(h)?.state();
+        to_java(env, &state)
+    })
 }
 
 /// `static native void free(long handle)`: drop the writer (which aborts an upload that is
 /// still open, never completes it). Called exactly once per handle.
 #[no_mangle]
-pub extern "system" fn Java_io_s3native_Native_free<'local>(mut unowned: EnvUnowned<'local>, _class: JClass<'local>, h: jlong) {
-    unowned
-        .with_env(|_env| -> Result<()> {
-            if h != 0 {
-                // SAFETY: `h` came from `open` and the Java side frees it once, unused.
-                drop(unsafe { Box::from_raw(h as *mut Handle) });
-            }
-            Ok(())
-        })
-        .resolve::<ThrowJavaException>()
+pub extern "system" fn Java_io_s3native_Native_free<'local>(unowned: EnvUnowned<'local>, _class: JClass<'local>, h: jlong) {
+    call(unowned, |_env| {
+        if h != 0 {
+            // SAFETY: `h` came from `open` and the Java side frees it once, unused.
+            drop(unsafe { Box::from_raw(h as *mut SharedWriter) });
+        }
+        Ok(())
+    })
 }
 
-/// `static native long[] statistics(long handle)`
+/// `static native Map<String, Object> statistics(long handle)`: the writer's
+/// [`Statistics`](crate::Statistics) by name.
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_statistics<'local>(
-    mut unowned: EnvUnowned<'local>,
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
     h: jlong,
 ) -> JObject<'local> {
-    unowned
-        .with_env(|env| -> Result<JObject<'local>> {
-            let stats = lock(handle(h)?)?.statistics();
-            long_array(env, &stats_values(&stats))
-        })
-        .resolve::<ThrowJavaException>()
+    call(unowned, |env| {
+        let stats = handle(h)?.statistics();
+        to_java(env, &stats)
+    })
 }
 
-/// `static native long[] globalStatistics()`
+/// `static native Map<String, Object> globalStatistics()`: [`crate::global_statistics`] by name.
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_globalStatistics<'local>(
-    mut unowned: EnvUnowned<'local>,
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
 ) -> JObject<'local> {
-    unowned
-        .with_env(|env| -> Result<JObject<'local>> { long_array(env, &stats_values(&crate::global_statistics())) })
-        .resolve::<ThrowJavaException>()
+    call(unowned, |env| to_java(env, &crate::global_statistics()))
 }
 
 /// `static native void complete(String resultJson, String[] settings)`
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_complete<'local>(
-    mut unowned: EnvUnowned<'local>,
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
     json: JString<'local>,
     kv: JObjectArray<'local, JString<'local>>,
 ) {
-    unowned
-        .with_env(|env| -> Result<()> {
-            let result = parse_result(env, &json)?;
-            let settings = settings(env, &kv)?;
-            Ok(crate::complete(&result, &settings)?)
-        })
-        .resolve::<ThrowJavaException>()
+    call(unowned, |env| {
+        let result = parse_result(env, &json)?;
+        let settings = settings(env, &kv)?;
+        Ok(crate::complete(&result, &settings)?)
+    })
 }
 
 /// `static native void abortUpload(String resultJson, String[] settings)`
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_abortUpload<'local>(
-    mut unowned: EnvUnowned<'local>,
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
     json: JString<'local>,
     kv: JObjectArray<'local, JString<'local>>,
 ) {
-    unowned
-        .with_env(|env| -> Result<()> {
-            let result = parse_result(env, &json)?;
-            let settings = settings(env, &kv)?;
-            Ok(crate::abort(&result, &settings)?)
-        })
-        .resolve::<ThrowJavaException>()
+    call(unowned, |env| {
+        let result = parse_result(env, &json)?;
+        let settings = settings(env, &kv)?;
+        Ok(crate::abort(&result, &settings)?)
+    })
 }
 
 /// `static native int abortOpenUploads()`
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_abortOpenUploads<'local>(
-    mut unowned: EnvUnowned<'local>,
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
 ) -> jint {
-    unowned
-        .with_env(|_env| -> Result<jint> { Ok(crate::abort_open_uploads().min(jint::MAX as usize) as jint) })
-        .resolve::<ThrowJavaException>()
+    call(unowned, |_env| Ok(crate::abort_open_uploads().min(jint::MAX as usize) as jint))
 }
 
-/// `static native String[] parseResult(String json)`:
-/// `{bucket, key, uploadId or null, length, completed, etag 1, etag 2, ...}`.
+/// `static native Map<String, Object> parseResult(String json)`: the
+/// [`UploadResult`]'s fields by name (statistics nested).
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_parseResult<'local>(
-    mut unowned: EnvUnowned<'local>,
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
     json: JString<'local>,
 ) -> JObject<'local> {
-    unowned
-        .with_env(|env| -> Result<JObject<'local>> {
-            let r = parse_result(env, &json)?;
-            let mut fields: Vec<Option<String>> = vec![
-                Some(r.bucket),
-                Some(r.key),
-                r.upload_id,
-                Some(r.length.to_string()),
-                Some(r.completed.to_string()),
-            ];
-            fields.extend(r.etags.into_iter().map(Some));
-            let arr = JObjectArray::<JString>::new(env, fields.len(), JString::null())?;
-            for (i, f) in fields.iter().enumerate() {
-                if let Some(s) = f {
-                    let s = JString::from_str(env, s)?;
-                    arr.set_element(env, i, &s)?;
-                    env.delete_local_ref(s);
-                }
-            }
-            Ok(arr.into())
-        })
-        .resolve::<ThrowJavaException>()
-}
-
-/// `static native long[] resultStatistics(String json)`
-#[no_mangle]
-pub extern "system" fn Java_io_s3native_Native_resultStatistics<'local>(
-    mut unowned: EnvUnowned<'local>,
-    _class: JClass<'local>,
-    json: JString<'local>,
-) -> JObject<'local> {
-    unowned
-        .with_env(|env| -> Result<JObject<'local>> {
-            let r = parse_result(env, &json)?;
-            long_array(env, &stats_values(&r.statistics))
-        })
-        .resolve::<ThrowJavaException>()
+    call(unowned, |env| {
+        let r = parse_result(env, &json)?;
+        to_java(env, &r)
+    })
 }
 
 /// `static native String version()`: the crate version, checked against the jar's.
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_version<'local>(
-    mut unowned: EnvUnowned<'local>,
+    unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
 ) -> JObject<'local> {
-    unowned
-        .with_env(|env| -> Result<JObject<'local>> { new_string(env, env!("CARGO_PKG_VERSION")) })
-        .resolve::<ThrowJavaException>()
+    call(unowned, |env| new_string(env, env!("CARGO_PKG_VERSION")))
 }
 
-/// `static native long benchRustUpload(String bucket, String key, String[] settings, long total,
-/// int chunk)`: a benchmark hook, the baseline of the JMH throughput benchmark. Uploads `total`
-/// bytes through the Rust API alone (`Writer::write` of a `chunk`-byte Rust buffer, no JNI
-/// per write) and returns the object's length.
-#[no_mangle]
-pub extern "system" fn Java_io_s3native_Native_benchRustUpload<'local>(
-    mut unowned: EnvUnowned<'local>,
-    _class: JClass<'local>,
-    bucket: JString<'local>,
-    key: JString<'local>,
-    kv: JObjectArray<'local, JString<'local>>,
-    total: jlong,
-    chunk: jint,
-) -> jlong {
-    unowned
-        .with_env(|env| -> Result<jlong> {
+/// Test and benchmark hooks (feature `test-hooks`): not in release builds or the jar.
+#[cfg(feature = "test-hooks")]
+mod hooks {
+    use super::*;
+
+    /// `static native long benchRustUpload(String bucket, String key, String[] settings, long
+    /// total, int chunk)`: the baseline of the JMH throughput benchmark. Uploads `total` bytes
+    /// through the Rust API alone (`Writer::write` of a `chunk`-byte Rust buffer, no JNI per
+    /// write) and returns the object's length.
+    #[no_mangle]
+    pub extern "system" fn Java_io_s3native_Native_benchRustUpload<'local>(
+        unowned: EnvUnowned<'local>,
+        _class: JClass<'local>,
+        bucket: JString<'local>,
+        key: JString<'local>,
+        kv: JObjectArray<'local, JString<'local>>,
+        total: jlong,
+        chunk: jint,
+    ) -> jlong {
+        call(unowned, |env| {
             let bucket = string(env, &bucket, "bucket")?;
             let key = string(env, &key, "key")?;
             let settings = settings(env, &kv)?;
@@ -722,18 +661,16 @@ pub extern "system" fn Java_io_s3native_Native_benchRustUpload<'local>(
             }
             Ok(w.close()?.length as jlong)
         })
-        .resolve::<ThrowJavaException>()
-}
+    }
 
-/// `static native void panicForTest()`: proves that a panic becomes a Java exception.
-#[no_mangle]
-pub extern "system" fn Java_io_s3native_Native_panicForTest<'local>(mut unowned: EnvUnowned<'local>, _class: JClass<'local>) {
-    unowned
-        .with_env(|_env| -> Result<()> {
+    /// `static native void panicForTest()`: proves that a panic becomes a Java exception.
+    #[no_mangle]
+    pub extern "system" fn Java_io_s3native_Native_panicForTest<'local>(unowned: EnvUnowned<'local>, _class: JClass<'local>) {
+        call(unowned, |_env| -> Result<()> {
             let n = std::hint::black_box(1);
             panic!("deliberate panic {n} for the JNI panic test");
         })
-        .resolve::<ThrowJavaException>()
+    }
 }
 
 #[cfg(test)]
@@ -750,24 +687,5 @@ mod tests {
                 _ => panic!("({off}, {len}) accepted"),
             }
         }
-    }
-
-    #[test]
-    fn statistics_values_keep_the_java_order() {
-        let mut s = Statistics { bytes_written: 11, budget_overcommits: 29, buffer_peak_bytes: 31, ..Default::default() };
-        s.requests.create_multipart_upload = 7;
-        s.part_queue_wait.count = 14;
-        s.part_upload_time.p99_us = 25;
-        s.writers_opened = u64::MAX;
-        let v = stats_values(&s);
-        assert_eq!((v[0], v[6], v[13], v[24], v[28], v[30]), (11, 7, 14, 25, 29, 31));
-        assert_eq!(v[25], i64::MAX, "saturates instead of wrapping negative");
-    }
-
-    #[test]
-    fn panic_messages_of_str_and_string_payloads() {
-        assert_eq!(panic_message(Box::new("static")), "static");
-        assert_eq!(panic_message(Box::new(format!("formatted {}", 1))), "formatted 1");
-        assert_eq!(panic_message(Box::new(42u8)), "panic with a non-string payload");
     }
 }

@@ -19,12 +19,16 @@
 //!
 //! A file under an S3A magic-committer path is written with [`Writer::open_magic`]: the
 //! upload goes to the final key and is never completed; close PUTs the marker and the
-//! `.pending` file that Hadoop's own task and job commit read (see [`magic`]).
+//! `.pending` file that Hadoop's own task and job commit read (see [`magic`]). A
+//! [`SharedWriter`] is the same writer for several threads (abort from any of them).
 //!
-//! Layers: [`config`] (S3A keys to a validated [`WriterConfig`]), [`pool`] (runtime, memory
-//! budget, client cache, process-wide statistics), `writer` (one upload's state machine),
-//! [`stats`], [`error`]; `ffi` is the C ABI over the same API (header:
-//! `native/include/s3native.h`).
+//! Modules, one concept each, dependencies pointing one way (checked by
+//! tests/module_graph.rs): [`config`] (S3A keys to a validated [`WriterConfig`]), [`error`],
+//! [`stats`], [`pool`] (runtime, memory budget, client cache, process-wide settings and
+//! statistics), `result` (the [`UploadResult`] and its codec), `s3` (the S3 requests),
+//! [`magic`] (magic paths, marker, `.pending`, their order), `writer` (buffering and the
+//! one state machine); `ffi` (the C ABI, header `native/include/s3native.h`) and `jni` (the
+//! JVM boundary) translate and hold no rules of their own.
 //!
 //! S3 facts relied on (AWS S3 user guide, "Amazon S3 multipart upload limits"): parts are
 //! numbered 1..=10,000; every part but the last is 5 MiB to 5 GiB; an object is at most
@@ -36,18 +40,52 @@ mod ffi;
 mod jni;
 pub mod magic;
 pub mod pool;
+mod result;
+mod s3;
 pub mod stats;
 mod writer;
 
+use std::sync::Arc;
+
 pub use config::{Settings, WriterConfig};
 pub use error::{Error, ErrorKind, Result};
-pub use stats::{DurationSummary, RequestCounts, Statistics};
 pub use magic::{MagicFile, MagicLayout, PendingEtags};
-pub use writer::{abort, abort_open_uploads, complete, AbortHandle, Mode, UploadResult, Writer};
+pub use result::UploadResult;
+pub use stats::{DurationSummary, RequestCounts, RequestKind, Statistics};
+pub use writer::{abort_open_uploads, AbortHandle, Mode, SharedWriter, Writer, WriterState};
 
 /// Process-wide statistics of every writer in this process so far, with the part-buffer
 /// bytes held now and at most ([`Statistics::buffer_bytes`], [`Statistics::buffer_peak_bytes`]).
 pub fn global_statistics() -> Statistics {
     let budget = pool::budget().snapshot();
     Statistics { buffer_bytes: budget.used, buffer_peak_bytes: budget.peak, ..pool::global_stats().snapshot() }
+}
+
+/// Complete a deferred upload from its result, in this or any other process.
+///
+/// `settings` give the endpoint and credentials (the same keys as [`Writer::open`]).
+/// Completing an upload that is already complete with this result's length and part count
+/// succeeds (Complete is idempotent here). Errors: [`ErrorKind::NotFound`] when the upload
+/// is gone (aborted, or completed with other content), S3's other answers.
+pub fn complete(result: &UploadResult, settings: &Settings) -> Result<()> {
+    let (store, rt) = store_for(result, settings)?;
+    let stats = Arc::new(stats::Recorder::child_of(pool::global_stats()));
+    pool::block_on(rt, "completing the upload", &|| false, s3::complete_upload(&store, result, &stats))?
+}
+
+/// Abort a deferred upload from its result, in this or any other process. An upload that is
+/// already gone counts as aborted. Errors: [`ErrorKind::InvalidArgument`] for a result
+/// without an upload id (a single PUT); the abort's final failure after retries.
+pub fn abort(result: &UploadResult, settings: &Settings) -> Result<()> {
+    let (store, rt) = store_for(result, settings)?;
+    let id = result.upload_id.clone().ok_or_else(|| Error::invalid_argument("the result has no upload id (a single PUT cannot be aborted)"))?;
+    let path = s3::object_path(&result.key)?;
+    let stats = Arc::new(stats::Recorder::child_of(pool::global_stats()));
+    pool::block_on(rt, "aborting the upload", &|| false, s3::abort_upload(&store, &path, &id, &stats))?
+}
+
+fn store_for(result: &UploadResult, settings: &Settings) -> Result<(Arc<pool::Store>, &'static tokio::runtime::Runtime)> {
+    let config = WriterConfig::resolve(settings, &result.bucket)?;
+    let rt = pool::apply_process_settings(&config);
+    Ok((pool::store(&config.store)?, rt))
 }

@@ -12,11 +12,18 @@
 //!   on close S3A PUTs a 0-byte marker at the magic path with user metadata
 //!   `x-hadoop-s3a-magic-data-length`, then `<magic path>.pending` with the commit data.
 
-use serde::Serialize;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use object_store::{Attribute, AttributeValue, Attributes};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
-use crate::writer::UploadResult;
+use crate::error::{Error, ErrorKind, Result};
+use crate::pool::Store;
+use crate::result::UploadResult;
+use crate::s3;
+use crate::stats::Recorder;
 
 /// `CommitConstants.MAGIC`: the magic directory of Hadoop 3.3.x.
 pub const MAGIC: &str = "__magic";
@@ -32,8 +39,10 @@ pub const PENDINGSET_SUFFIX: &str = ".pendingset";
 /// wire `x-amz-meta-x-hadoop-s3a-magic-data-length`.
 pub const MAGIC_MARKER_HEADER: &str = "x-hadoop-s3a-magic-data-length";
 
-/// How the Hadoop line on the classpath marks magic paths.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the Hadoop line on the classpath marks magic paths. Its name at the boundaries (JNI)
+/// is the serde name: `MAGIC`, `MAGIC_JOB`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum MagicLayout {
     /// Hadoop 3.3.x: an element exactly `__magic`.
     Magic,
@@ -43,7 +52,9 @@ pub enum MagicLayout {
 
 /// How the `etags` of a `.pending` file are encoded: the form the Hadoop on the classpath
 /// reads (found by reflection on its `SinglePendingCommit`; each reader rejects the others).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Its name at the boundaries is the serde name: `UNQUOTED`, `QUOTED`, `OBJECTS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PendingEtags {
     /// A list of strings without the quotes S3 sends (Hadoop 3.3, AWS SDK v1).
     Unquoted,
@@ -85,6 +96,40 @@ impl MagicFile {
     pub fn pending_key(&self) -> String {
         format!("{}{PENDING_SUFFIX}", self.magic_key)
     }
+}
+
+/// Close of a magic file, after its parts are uploaded: the marker, then the `.pending`
+/// file, S3A's order and 2 PUTs and nothing else. The marker is 0 bytes at the magic key
+/// with `Content-Type: application/octet-stream` and user metadata
+/// [`MAGIC_MARKER_HEADER`] = the data length; both objects get the upload's storage class.
+/// `now_millis` is the `.pending` file's creation time.
+///
+/// Errors: S3's answer to either PUT (the caller then aborts the upload).
+pub(crate) async fn put_files(
+    store: &Store,
+    file: &MagicFile,
+    uri: &str,
+    result: &UploadResult,
+    storage_class: Option<AttributeValue>,
+    now_millis: i64,
+    stats: &Arc<Recorder>,
+) -> Result<()> {
+    let pending = pending_json(file, uri, result, now_millis)?;
+    let mut pending_attrs = Attributes::new();
+    if let Some(c) = storage_class {
+        pending_attrs.insert(Attribute::StorageClass, c);
+    }
+    let mut marker_attrs = pending_attrs.clone();
+    marker_attrs.insert(Attribute::ContentType, "application/octet-stream".into());
+    marker_attrs.insert(Attribute::Metadata(MAGIC_MARKER_HEADER.into()), result.length.to_string().into());
+    for (key, body, attributes, what) in [
+        (file.magic_key.clone(), Bytes::new(), marker_attrs, "PutObject (magic marker)"),
+        (file.pending_key(), Bytes::from(pending), pending_attrs, "PutObject (.pending)"),
+    ] {
+        let path = s3::object_path(&key)?;
+        s3::put_object(store, &path, body.into(), attributes, what, stats).await?;
+    }
+    Ok(())
 }
 
 /// The final key of a magic path, or `None` when `key` is not magic under `layout`.
@@ -197,7 +242,7 @@ pub fn pending_json(file: &MagicFile, uri: &str, result: &UploadResult, now_mill
         length: result.length,
         iostatistics: EmptyIoStatistics::default(),
     };
-    serde_json::to_string(&pending).map_err(|e| Error::new(crate::ErrorKind::Internal, format!("pending JSON: {e}")))
+    serde_json::to_string(&pending).map_err(|e| Error::new(ErrorKind::Internal, format!("pending JSON: {e}")))
 }
 
 /// `java.util.Date.toString()` in UTC, e.g. `Fri May 31 16:08:04 UTC 2024`.

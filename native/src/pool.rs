@@ -1,6 +1,12 @@
 //! Process-wide resources: the runtime, the memory budget, the client cache and the
 //! process-wide statistics.
 //!
+//! # Process-wide settings
+//! `fs.s3a.native.memory.budget` and `fs.s3a.native.runtime.threads` hold for the whole
+//! process: the first writer (or `complete`/`abort` call) of the process fixes them, from
+//! its settings or the defaults. A later caller naming another value keeps the fixed one
+//! and gets one WARN line on standard error per key and value.
+//!
 //! # Memory budget
 //! Part buffers take bytes from one process-wide [`MemoryBudget`] when a part's first byte
 //! arrives, on the caller's thread, and give them back when the part's last upload attempt
@@ -12,9 +18,10 @@
 //! writing several files in turn, or a part larger than the whole budget. Runtime threads
 //! never wait for the budget.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -23,18 +30,17 @@ use object_store::client::{
     HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpService, ReqwestConnector,
 };
 use object_store::{BackoffConfig, ClientOptions, RetryConfig};
-use once_cell::sync::Lazy;
+use lru::LruCache;
 use tokio::runtime::Runtime;
 use tokio::sync::Semaphore;
 
-use crate::config::{ChecksumMode, Encryption, StoreConfig, WriterConfig};
-use crate::error::{Error, Result};
+use crate::config::{self, ChecksumMode, Encryption, StoreConfig, WriterConfig};
+use crate::error::{Error, ErrorKind, Result};
 use crate::stats::{Recorder, RequestKind};
-use crate::writer::Shared;
 
-static GLOBAL_STATS: Lazy<Recorder> = Lazy::new(Recorder::new);
+static GLOBAL_STATS: LazyLock<Recorder> = LazyLock::new(Recorder::new);
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-static BUDGET: Lazy<MemoryBudget> = Lazy::new(|| MemoryBudget::new(crate::config::DEFAULT_MEMORY_BUDGET));
+static BUDGET: LazyLock<MemoryBudget> = LazyLock::new(|| MemoryBudget::new(config::DEFAULT_MEMORY_BUDGET));
 
 /// The process-wide statistics.
 pub fn global_stats() -> &'static Recorder {
@@ -48,7 +54,7 @@ pub fn budget() -> &'static MemoryBudget {
 
 /// The process-wide runtime; the first caller's `threads` sizes it for the life of the
 /// process.
-pub(crate) fn runtime(threads: usize) -> &'static Runtime {
+fn runtime(threads: usize) -> &'static Runtime {
     RUNTIME.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads.max(1))
@@ -57,11 +63,6 @@ pub(crate) fn runtime(threads: usize) -> &'static Runtime {
             .build()
             .expect("failed to start the s3native runtime")
     })
-}
-
-/// The runtime if one was started.
-pub(crate) fn runtime_if_started() -> Option<&'static Runtime> {
-    RUNTIME.get()
 }
 
 /// Run `fut` to completion on the runtime from a caller's (non-runtime) thread, polling
@@ -200,8 +201,8 @@ impl MemoryBudget {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Set the capacity in bytes (the latest writer's `fs.s3a.native.memory.budget`).
-    pub(crate) fn set_capacity(&self, capacity: u64) {
+    /// Set the capacity in bytes.
+    fn set_capacity(&self, capacity: u64) {
         let mut s = self.lock();
         if s.capacity != capacity {
             s.capacity = capacity;
@@ -216,7 +217,8 @@ impl MemoryBudget {
         BudgetSnapshot { capacity: s.capacity, used: s.used, peak: s.peak }
     }
 
-    /// Reset the peak to the bytes held now (for tests and benchmarks).
+    /// Reset the peak to the bytes held now (a test hook: feature `test-hooks`).
+    #[cfg(any(test, feature = "test-hooks"))]
     pub fn reset_peak(&self) {
         let mut s = self.lock();
         s.peak = s.used;
@@ -289,24 +291,23 @@ pub(crate) struct Store {
     pub config: StoreConfig,
 }
 
-static STORES: Lazy<Mutex<HashMap<StoreConfig, Arc<Store>>>> = Lazy::new(Default::default);
+/// Clients kept for reuse: the 64 used most recently (writers hold theirs as long as they
+/// need it).
+static STORES: LazyLock<Mutex<LruCache<StoreConfig, Arc<Store>>>> =
+    LazyLock::new(|| Mutex::new(LruCache::new(NonZeroUsize::new(64).expect("64 is not zero"))));
 
-/// The shared client for `config`, built on first use. At most 64 are kept.
+/// The shared client for `config`, built on first use.
 pub(crate) fn store(config: &StoreConfig) -> Result<Arc<Store>> {
     let mut stores = STORES.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(s) = stores.get(config) {
         return Ok(s.clone());
     }
-    if stores.len() >= 64 {
-        stores.clear();
-    }
-    let s3 = build_s3(config)?;
     let store = Arc::new(Store {
-        s3,
+        s3: build_s3(config)?,
         upload_slots: Semaphore::new(config.max_concurrent_uploads),
         config: config.clone(),
     });
-    stores.insert(config.clone(), store.clone());
+    stores.put(config.clone(), store.clone());
     Ok(store)
 }
 
@@ -355,16 +356,17 @@ fn build_s3(c: &StoreConfig) -> Result<AmazonS3> {
     };
     b.build()
         .map_err(|e| Error::from_store(format_args!("configuring the S3 client for bucket {}", c.bucket), &e, &c.secrets()))
-        .map_err(|e| Error::new(crate::ErrorKind::InvalidArgument, e.message()))
+        .map_err(|e| Error::new(ErrorKind::InvalidArgument, e.message()))
 }
 
 tokio::task_local! {
-    /// The recorder of the writer whose task sends the current request.
+    /// The recorder of the writer (or call) whose task sends the current request.
     pub(crate) static REQUEST_STATS: Arc<Recorder>;
 }
 
-/// object_store's reqwest client, counting every request on the wire by kind, for the
-/// writer whose task sends it ([`REQUEST_STATS`]) and process-wide.
+/// object_store's reqwest client, counting every request on the wire by kind, on the
+/// recorder of the task that sends it ([`REQUEST_STATS`], which counts into the process-wide
+/// one) or, outside such a task, process-wide.
 #[derive(Debug)]
 struct CountingConnector;
 
@@ -380,58 +382,50 @@ struct CountingService(HttpClient);
 #[async_trait]
 impl HttpService for CountingService {
     async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
-        let kind = request_kind(req.method().as_str(), req.uri().query().unwrap_or(""));
-        global_stats().wire_request(kind);
-        let _ = REQUEST_STATS.try_with(|r| r.wire_request(kind));
+        let kind = RequestKind::classify(req.method().as_str(), req.uri().query().unwrap_or(""));
+        if REQUEST_STATS.try_with(|r| r.wire_request(kind)).is_err() {
+            global_stats().wire_request(kind);
+        }
         self.0.execute(req).await
     }
 }
 
-/// Classify an S3 request by method and query string.
-pub(crate) fn request_kind(method: &str, query: &str) -> RequestKind {
-    let has = |name: &str| query.split('&').any(|p| p == name || p.starts_with(&format!("{name}=")));
-    match method {
-        "POST" if has("uploads") => RequestKind::CreateMultipartUpload,
-        "POST" if has("uploadId") => RequestKind::CompleteMultipartUpload,
-        "PUT" if has("partNumber") => RequestKind::UploadPart,
-        "PUT" if query.is_empty() => RequestKind::PutObject,
-        "DELETE" if has("uploadId") => RequestKind::AbortMultipartUpload,
-        "HEAD" => RequestKind::HeadObject,
-        _ => RequestKind::Other,
-    }
-}
-
 // ---------------------------------------------------------------------------------------
-// Open writers, for aborting them all at exit
+// Process-wide settings
 
-static OPEN_WRITERS: Lazy<Mutex<HashMap<u64, std::sync::Weak<Shared>>>> = Lazy::new(Default::default);
-static NEXT_REGISTRATION: AtomicU64 = AtomicU64::new(1);
-
-/// Remember an open writer; returns the number to deregister it with.
-pub(crate) fn register_open(shared: &Arc<Shared>) -> u64 {
-    let n = NEXT_REGISTRATION.fetch_add(1, Ordering::Relaxed);
-    OPEN_WRITERS.lock().unwrap_or_else(|p| p.into_inner()).insert(n, Arc::downgrade(shared));
-    n
+/// The values the first caller of the process fixed.
+struct ProcessSettings {
+    memory_budget: u64,
+    runtime_threads: usize,
 }
 
-/// Forget an open writer (closed, aborted or dropped).
-pub(crate) fn deregister_open(registration: u64) {
-    OPEN_WRITERS.lock().unwrap_or_else(|p| p.into_inner()).remove(&registration);
-}
+static PROCESS: OnceLock<ProcessSettings> = OnceLock::new();
 
-/// Writers still open.
-pub(crate) fn open_writers() -> Vec<Arc<Shared>> {
-    OPEN_WRITERS.lock().unwrap_or_else(|p| p.into_inner()).values().filter_map(|w| w.upgrade()).collect()
-}
-
-/// Apply the process-wide parts of a writer's `config`: start the runtime (the first writer
-/// sizes it) and, when the writer's settings name `fs.s3a.native.memory.budget`, set the
-/// budget's capacity (the latest such writer wins; others leave it alone).
+/// Fix the process-wide settings on first use (see the module docs) and return the runtime.
+/// A later `config` naming other values keeps the fixed ones, with one WARN per key and value.
 pub(crate) fn apply_process_settings(config: &WriterConfig) -> &'static Runtime {
-    if let Some(capacity) = config.memory_budget {
-        budget().set_capacity(capacity);
+    let fixed = PROCESS.get_or_init(|| {
+        let fixed = ProcessSettings {
+            memory_budget: config.memory_budget.unwrap_or(config::DEFAULT_MEMORY_BUDGET),
+            runtime_threads: config.runtime_threads.unwrap_or_else(config::default_runtime_threads),
+        };
+        budget().set_capacity(fixed.memory_budget);
+        fixed
+    });
+    if let Some(b) = config.memory_budget.filter(|b| *b != fixed.memory_budget) {
+        warn_ignored("fs.s3a.native.memory.budget", b, fixed.memory_budget);
     }
-    runtime(config.runtime_threads)
+    if let Some(t) = config.runtime_threads.filter(|t| *t != fixed.runtime_threads) {
+        warn_ignored("fs.s3a.native.runtime.threads", t as u64, fixed.runtime_threads as u64);
+    }
+    runtime(fixed.runtime_threads)
+}
+
+fn warn_ignored(key: &str, asked: u64, kept: u64) {
+    static WARNED: LazyLock<Mutex<HashSet<(String, u64)>>> = LazyLock::new(Default::default);
+    if WARNED.lock().unwrap_or_else(|p| p.into_inner()).insert((key.to_string(), asked)) {
+        eprintln!("WARN s3native: {key}={asked} ignored: it is process-wide and this process already runs with {kept}");
+    }
 }
 
 /// Time a blocking wait and record it with `record`.
@@ -506,17 +500,5 @@ mod tests {
         drop(uploading);
         assert_eq!(b.snapshot().used, 0);
         drop(b.acquire(1 << 20, &|| Ok(())).unwrap());
-    }
-
-    #[test]
-    fn classifies_requests() {
-        assert_eq!(request_kind("POST", "uploads"), RequestKind::CreateMultipartUpload);
-        assert_eq!(request_kind("POST", "uploads="), RequestKind::CreateMultipartUpload);
-        assert_eq!(request_kind("PUT", "partNumber=3&uploadId=x"), RequestKind::UploadPart);
-        assert_eq!(request_kind("POST", "uploadId=x"), RequestKind::CompleteMultipartUpload);
-        assert_eq!(request_kind("DELETE", "uploadId=x"), RequestKind::AbortMultipartUpload);
-        assert_eq!(request_kind("PUT", ""), RequestKind::PutObject);
-        assert_eq!(request_kind("HEAD", ""), RequestKind::HeadObject);
-        assert_eq!(request_kind("GET", "list-type=2"), RequestKind::Other);
     }
 }

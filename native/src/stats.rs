@@ -27,6 +27,36 @@ pub enum RequestKind {
 
 const KINDS: usize = 7;
 
+impl RequestKind {
+    /// The kind of an S3 request from its HTTP method and query string (S3 API reference:
+    /// `?uploads` creates, `?uploadId=` completes or aborts, `?partNumber=` uploads a part).
+    pub fn classify(method: &str, query: &str) -> RequestKind {
+        let has = |name: &str| query.split('&').any(|p| p == name || p.strip_prefix(name).is_some_and(|r| r.starts_with('=')));
+        match method {
+            "POST" if has("uploads") => RequestKind::CreateMultipartUpload,
+            "POST" if has("uploadId") => RequestKind::CompleteMultipartUpload,
+            "PUT" if has("partNumber") => RequestKind::UploadPart,
+            "PUT" if query.is_empty() => RequestKind::PutObject,
+            "DELETE" if has("uploadId") => RequestKind::AbortMultipartUpload,
+            "HEAD" => RequestKind::HeadObject,
+            _ => RequestKind::Other,
+        }
+    }
+
+    /// S3's name of the operation (`"UploadPart"`, ...); `"Other"` for the rest.
+    pub fn name(self) -> &'static str {
+        match self {
+            RequestKind::CreateMultipartUpload => "CreateMultipartUpload",
+            RequestKind::UploadPart => "UploadPart",
+            RequestKind::CompleteMultipartUpload => "CompleteMultipartUpload",
+            RequestKind::AbortMultipartUpload => "AbortMultipartUpload",
+            RequestKind::PutObject => "PutObject",
+            RequestKind::HeadObject => "HeadObject",
+            RequestKind::Other => "Other",
+        }
+    }
+}
+
 /// Requests sent, by kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestCounts {
@@ -118,8 +148,10 @@ pub struct Statistics {
     pub buffer_peak_bytes: u64,
 }
 
-/// Live counters behind a [`Statistics`] snapshot.
+/// Live counters behind a [`Statistics`] snapshot. A writer's recorder forwards every count
+/// to its parent, the process-wide recorder, so each event is recorded once by the caller.
 pub struct Recorder {
+    parent: Option<&'static Recorder>,
     bytes: AtomicU64,
     parts: AtomicU64,
     single_puts: AtomicU64,
@@ -154,7 +186,17 @@ fn us(d: Duration) -> u64 {
 impl Recorder {
     /// A recorder with every counter at zero.
     pub fn new() -> Self {
+        Recorder::with_parent(None)
+    }
+
+    /// A recorder at zero that also counts everything into `parent`.
+    pub(crate) fn child_of(parent: &'static Recorder) -> Self {
+        Recorder::with_parent(Some(parent))
+    }
+
+    fn with_parent(parent: Option<&'static Recorder>) -> Self {
         Recorder {
+            parent,
             bytes: AtomicU64::new(0),
             parts: AtomicU64::new(0),
             single_puts: AtomicU64::new(0),
@@ -174,20 +216,35 @@ impl Recorder {
 
     pub(crate) fn add_bytes(&self, n: u64) {
         self.bytes.fetch_add(n, Relaxed);
+        if let Some(p) = self.parent {
+            p.add_bytes(n);
+        }
     }
     pub(crate) fn part_uploaded(&self) {
         self.parts.fetch_add(1, Relaxed);
+        if let Some(p) = self.parent {
+            p.part_uploaded();
+        }
     }
     pub(crate) fn single_put(&self) {
         self.single_puts.fetch_add(1, Relaxed);
+        if let Some(p) = self.parent {
+            p.single_put();
+        }
     }
     /// One request seen on the wire.
     pub(crate) fn wire_request(&self, kind: RequestKind) {
         self.wire[kind as usize].fetch_add(1, Relaxed);
+        if let Some(p) = self.parent {
+            p.wire_request(kind);
+        }
     }
     /// One operation the writer asked the client for (retries are the difference).
     pub(crate) fn operation(&self, kind: RequestKind) {
         self.logical[kind as usize].fetch_add(1, Relaxed);
+        if let Some(p) = self.parent {
+            p.operation(kind);
+        }
     }
     /// Add `other`'s wire requests and operations to this recorder.
     pub(crate) fn add_requests(&self, other: &Recorder) {
@@ -195,22 +252,40 @@ impl Recorder {
             self.wire[i].fetch_add(other.wire[i].load(Relaxed), Relaxed);
             self.logical[i].fetch_add(other.logical[i].load(Relaxed), Relaxed);
         }
+        if let Some(p) = self.parent {
+            p.add_requests(other);
+        }
     }
     /// A retry the writer made itself (beyond the HTTP client's own).
     pub(crate) fn retry(&self) {
         self.extra_retries.fetch_add(1, Relaxed);
+        if let Some(p) = self.parent {
+            p.retry();
+        }
     }
     pub(crate) fn budget_blocked(&self, d: Duration) {
         self.budget_blocked_us.fetch_add(us(d), Relaxed);
+        if let Some(p) = self.parent {
+            p.budget_blocked(d);
+        }
     }
     pub(crate) fn in_flight_blocked(&self, d: Duration) {
         self.in_flight_blocked_us.fetch_add(us(d), Relaxed);
+        if let Some(p) = self.parent {
+            p.in_flight_blocked(d);
+        }
     }
     pub(crate) fn queue_wait(&self, d: Duration) {
         let _ = self.queue_wait.lock().unwrap_or_else(|p| p.into_inner()).record(us(d).max(1));
+        if let Some(p) = self.parent {
+            p.queue_wait(d);
+        }
     }
     pub(crate) fn upload_time(&self, d: Duration) {
         let _ = self.upload_time.lock().unwrap_or_else(|p| p.into_inner()).record(us(d).max(1));
+        if let Some(p) = self.parent {
+            p.upload_time(d);
+        }
     }
     pub(crate) fn writer_opened(&self) {
         self.writers_opened.fetch_add(1, Relaxed);
@@ -302,5 +377,32 @@ mod tests {
         assert!((49_000..=51_000).contains(&s.p50_us), "{s:?}");
         assert!((98_000..=100_500).contains(&s.p99_us), "{s:?}");
         assert!((99_000..=100_500).contains(&s.max_us), "{s:?}");
+    }
+
+    #[test]
+    fn a_child_counts_into_its_parent() {
+        let parent: &'static Recorder = Box::leak(Box::new(Recorder::new()));
+        let child = Recorder::child_of(parent);
+        child.add_bytes(5);
+        child.operation(RequestKind::PutObject);
+        child.queue_wait(Duration::from_millis(1));
+        assert_eq!(parent.snapshot().bytes_written, 5);
+        assert_eq!(parent.snapshot().part_queue_wait.count, 1);
+        assert_eq!(child.snapshot().bytes_written, 5);
+    }
+
+    #[test]
+    fn classifies_requests() {
+        use RequestKind as K;
+        assert_eq!(K::classify("POST", "uploads"), K::CreateMultipartUpload);
+        assert_eq!(K::classify("POST", "uploads="), K::CreateMultipartUpload);
+        assert_eq!(K::classify("PUT", "partNumber=3&uploadId=x"), K::UploadPart);
+        assert_eq!(K::classify("POST", "uploadId=x"), K::CompleteMultipartUpload);
+        assert_eq!(K::classify("DELETE", "uploadId=x"), K::AbortMultipartUpload);
+        assert_eq!(K::classify("PUT", ""), K::PutObject);
+        assert_eq!(K::classify("HEAD", ""), K::HeadObject);
+        assert_eq!(K::classify("GET", "list-type=2"), K::Other);
+        assert_eq!(K::classify("POST", "uploadsx"), K::Other);
+        assert_eq!(K::UploadPart.name(), "UploadPart");
     }
 }

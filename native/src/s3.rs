@@ -1,0 +1,154 @@
+//! The S3 requests a writer sends, one function per operation, each counted as an operation
+//! on the caller's [`Recorder`] (the wire requests, retries included, are counted by the
+//! HTTP layer: see [`pool::REQUEST_STATS`]). Facts from the S3 API reference and
+//! reference/s3-rules.md: a multipart upload neither completed nor aborted stays, billed and
+//! unlisted, so aborts are retried beyond the client's own retries; CompleteMultipartUpload
+//! answers `NoSuchUpload` when the upload is gone, also when a lost earlier attempt of the
+//! same call completed it.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use backon::{ExponentialBuilder, Retryable};
+use object_store::multipart::{MultipartStore, PartId};
+use object_store::path::Path;
+use object_store::{Attributes, ObjectStore, ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::pool::{Store, REQUEST_STATS};
+use crate::result::UploadResult;
+use crate::stats::{Recorder, RequestKind};
+
+/// Backoff between the attempts of an abort: 4 attempts, 0.2 s, 1 s and 3 s apart (each
+/// attempt with the client's own retries).
+const ABORT_BACKOFF: ExponentialBuilder = ExponentialBuilder::new()
+    .with_min_delay(Duration::from_millis(200))
+    .with_factor(5.0)
+    .with_max_delay(Duration::from_secs(3))
+    .with_max_times(3);
+
+/// Send one operation of `kind`, counting it on `stats` and its requests on the wire.
+async fn send<T>(stats: &Arc<Recorder>, kind: RequestKind, request: impl Future<Output = T>) -> T {
+    stats.operation(kind);
+    REQUEST_STATS.scope(stats.clone(), request).await
+}
+
+/// The object_store path of `key`, which must stay exactly `key`: object_store normalises
+/// keys (drops a trailing `/`, empty and `.` segments) and refuses control characters, so
+/// such keys are reported as [`ErrorKind::Unsupported`] (the JVM layer then writes the file
+/// through stock S3A) rather than written somewhere else.
+pub(crate) fn object_path(key: &str) -> Result<Path> {
+    match Path::parse(key) {
+        Ok(p) if p.as_ref() == key => Ok(p),
+        _ => Err(Error::new(
+            ErrorKind::Unsupported,
+            format!("object key '{}': keys with a trailing '/', empty or '.' segments or control characters are not supported by the native writer", key.escape_debug()),
+        )),
+    }
+}
+
+fn describe(store: &Store, path: &Path) -> String {
+    format!("s3://{}/{path}", store.config.bucket)
+}
+
+fn store_error(store: &Store, op: &str, path: &Path, e: &object_store::Error) -> Error {
+    Error::from_store(format_args!("{op} {}", describe(store, path)), e, &store.config.secrets())
+}
+
+/// CreateMultipartUpload; returns the upload id.
+pub(crate) async fn create_upload(store: &Store, path: &Path, attributes: Attributes, stats: &Arc<Recorder>) -> Result<String> {
+    let opts = PutMultipartOptions { attributes, ..Default::default() };
+    send(stats, RequestKind::CreateMultipartUpload, store.s3.create_multipart_opts(path, opts))
+        .await
+        .map_err(|e| store_error(store, "CreateMultipartUpload", path, &e))
+}
+
+/// UploadPart of part `idx` (0-based; S3's part number `idx + 1`).
+pub(crate) async fn upload_part(store: &Store, path: &Path, id: &str, idx: usize, data: PutPayload, stats: &Arc<Recorder>) -> Result<PartId> {
+    send(stats, RequestKind::UploadPart, store.s3.put_part(path, &id.to_string(), idx, data))
+        .await
+        .map_err(|e| store_error(store, &format!("UploadPart {}", idx + 1), path, &e))
+}
+
+/// PutObject of a whole object; `what` names it in errors (e.g. "PutObject (.pending)").
+pub(crate) async fn put_object(
+    store: &Store,
+    path: &Path,
+    body: PutPayload,
+    attributes: Attributes,
+    what: &str,
+    stats: &Arc<Recorder>,
+) -> Result<PutResult> {
+    let opts = PutOptions { attributes, ..Default::default() };
+    send(stats, RequestKind::PutObject, store.s3.put_opts(path, body, opts))
+        .await
+        .map_err(|e| store_error(store, what, path, &e))
+}
+
+/// AbortMultipartUpload with up to 4 attempts ([`ABORT_BACKOFF`]); an upload already gone
+/// counts as aborted. A final failure names the upload id so an operator can abort it by
+/// hand.
+pub(crate) async fn abort_upload(store: &Store, path: &Path, id: &str, stats: &Arc<Recorder>) -> Result<()> {
+    let id = id.to_string();
+    let attempt = || async { send(stats, RequestKind::AbortMultipartUpload, store.s3.abort_multipart(path, &id)).await };
+    match attempt
+        .retry(ABORT_BACKOFF)
+        .when(|e| !matches!(e, object_store::Error::NotFound { .. }))
+        .notify(|_, _| stats.retry())
+        .await
+    {
+        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+        Err(e) => Err(Error::from_store(
+            format_args!(
+                "AbortMultipartUpload of upload id {id} for {} (abort it by hand, or let a bucket lifecycle rule AbortIncompleteMultipartUpload do it)",
+                describe(store, path)
+            ),
+            &e,
+            &store.config.secrets(),
+        )),
+    }
+}
+
+/// CompleteMultipartUpload for `result`.
+///
+/// `NoSuchUpload` means success only when an earlier attempt of this very call reached S3
+/// and its answer was lost (the client retried): then the object is HEADed and must have
+/// this result's length and ETag ([`UploadResult::multipart_etag`]; with SSE-KMS or SSE-C,
+/// where part ETags are not MD5s, the `-N` part count alone). A first attempt answered
+/// `NoSuchUpload` is a failure: the upload was aborted or completed by someone else.
+pub(crate) async fn complete_upload(store: &Store, result: &UploadResult, stats: &Arc<Recorder>) -> Result<()> {
+    let id = result.upload_id.clone().ok_or_else(|| Error::invalid_argument("the result has no upload id"))?;
+    let path = Path::parse(&result.key).map_err(|e| Error::invalid_argument(format!("key: {e}")))?;
+    let parts = result.part_ids()?;
+    let n = parts.len();
+    if n == 0 {
+        return Err(Error::invalid_argument("the result lists no parts"));
+    }
+    // This call's own recorder tells whether the client retried.
+    let attempts = Arc::new(Recorder::new());
+    let sent = send(&attempts, RequestKind::CompleteMultipartUpload, store.s3.complete_multipart(&path, &id, parts)).await;
+    let retried = attempts.snapshot().requests.complete_multipart_upload > 1;
+    stats.add_requests(&attempts);
+    let Err(e) = sent else { return Ok(()) };
+    let err = store_error(store, "CompleteMultipartUpload", &path, &e);
+    if !retried || err.kind() != ErrorKind::NotFound || err.s3_code() == Some("NoSuchBucket") {
+        return Err(err);
+    }
+    let head = send(stats, RequestKind::HeadObject, store.s3.head(&path)).await;
+    match head {
+        Ok(meta) if meta.size == result.length => {
+            let etag = meta.e_tag.as_deref().unwrap_or("").trim_matches('"').to_string();
+            let matches = match result.multipart_etag() {
+                Some(want) => etag == want,
+                None => etag.ends_with(&format!("-{n}")),
+            };
+            if matches {
+                Ok(())
+            } else {
+                Err(err.context(format!("the object at the key has ETag {etag}, not this upload's")))
+            }
+        }
+        _ => Err(err),
+    }
+}
