@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.AccessDeniedException;
+import java.util.Map;
 
 /**
  * The native methods (native/src/jni.rs) and the mapping of native error kinds to Java
@@ -69,25 +70,37 @@ final class Native {
         }
     }
 
-    static native long open(String bucket, String key, boolean deferred, String[] settings) throws IOException;
+    // Names cross by name: modes, magic layouts, .pending etag forms and writer states as the
+    // Rust enums' serde names (PUBLISH, MAGIC_JOB, QUOTED, OPEN, ...); results and statistics
+    // as maps of the Rust field names (see native/src/jni.rs).
 
-    /** layout: 0 = __magic (Hadoop 3.3), 1 = __magic_job- (3.4+); etags: 0 unquoted, 1 quoted, 2 objects. */
-    static native long openMagic(String bucket, String magicKey, String uri, int layout, int etags, String[] settings)
+    /** mode: {@code PUBLISH} or {@code DEFERRED}. */
+    static native long open(String bucket, String key, String mode, String[] settings) throws IOException;
+
+    /** layout: {@code MAGIC} (Hadoop 3.3) or {@code MAGIC_JOB} (3.4+); etags: {@code UNQUOTED}, {@code QUOTED}, {@code OBJECTS}. */
+    static native long openMagic(String bucket, String magicKey, String uri, String layout, String etags, String[] settings)
             throws IOException;
 
     static native void write(long handle, byte[] b, int off, int len) throws IOException;
 
     static native void writeDirect(long handle, ByteBuffer direct, int position, int len) throws IOException;
 
+    /** The UploadResult as JSON; a second close returns the same result. */
     static native String close(long handle) throws IOException;
 
     static native void abort(long handle) throws IOException;
 
+    /** Returns while the writer is open; else throws what a write would (closed, aborted, the first failure). */
+    static native void checkOpen(long handle) throws IOException;
+
+    /** {@code OPEN}, {@code COMPLETING}, {@code ABORTED}, {@code FAILED} or {@code CLOSED}. */
+    static native String state(long handle) throws IOException;
+
     static native void free(long handle);
 
-    static native long[] statistics(long handle) throws IOException;
+    static native Map<String, Object> statistics(long handle) throws IOException;
 
-    static native long[] globalStatistics();
+    static native Map<String, Object> globalStatistics();
 
     static native void complete(String resultJson, String[] settings) throws IOException;
 
@@ -95,11 +108,12 @@ final class Native {
 
     static native int abortOpenUploads();
 
-    static native String[] parseResult(String json);
-
-    static native long[] resultStatistics(String json);
+    /** The UploadResult's fields by name. */
+    static native Map<String, Object> parseResult(String json);
 
     static native String version();
+
+    // Test hooks: only in a library built with the cargo feature test-hooks (never the jar's).
 
     static native void panicForTest();
 

@@ -21,7 +21,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #closeAndGetResult()} also returns the {@link UploadResult}. {@link #abort()}
  * discards the upload, from any thread, also while another thread is blocked in a write.
  * A stream that becomes unreachable without close is aborted (never completed), and uploads
- * still open when the JVM exits are aborted by a shutdown hook.
+ * still open when the JVM exits are aborted by a shutdown hook. The rules of every state
+ * (open, completing, aborted, failed, closed) are the native writer's, the same from Rust,
+ * C and Java; this class forwards and keeps only the handle's lifetime.
  *
  * <p>Exceptions: {@link IllegalArgumentException} for bad arguments or settings,
  * {@link UnsupportedSettingException} for settings the native writer cannot honour,
@@ -70,21 +72,23 @@ public final class S3NativeOutputStream extends OutputStream {
         return t;
     });
 
+    /** A call of the native writer. */
+    private interface Call<T> {
+        T run(long ptr) throws IOException;
+    }
+
     private final String bucket;
     private final String key;
     private final Mode mode;
     private final NativeHandle handle;
-    private final Cleaner.Cleanable cleanable;
     private final ReentrantLock lock = new ReentrantLock();
 
-    // Guarded by lock.
+    // Guarded by lock: bytes of write(int) not yet handed to the native writer.
     private final byte[] small = new byte[SMALL_BUFFER];
     private int smallCount;
-    private UploadResult result;
-    private IOException closeFailure;
-    private Statistics lastStatistics;
 
-    private volatile boolean aborted;
+    /** The result of the successful close, kept so that every call returns the same object. */
+    private volatile UploadResult result;
 
     /**
      * Open a stream to {@code s3://bucket/key}. No request is sent until data needs one.
@@ -94,21 +98,20 @@ public final class S3NativeOutputStream extends OutputStream {
      * @throws UnsupportedSettingException for a setting the native writer cannot honour
      */
     public S3NativeOutputStream(String bucket, String key, Mode mode, Map<String, String> settings) throws IOException {
-        this.bucket = bucket;
-        this.key = key;
-        this.mode = Objects.requireNonNull(mode, "mode");
+        this(bucket, key, Objects.requireNonNull(mode, "mode"), open(bucket, key, mode, settings));
+    }
+
+    private static long open(String bucket, String key, Mode mode, Map<String, String> settings) throws IOException {
         Native.init();
-        long ptr = Native.open(bucket, key, mode == Mode.DEFERRED, toArray(settings));
-        this.handle = new NativeHandle(ptr, "s3://" + bucket + "/" + key);
-        this.cleanable = CLEANER.register(this, handle);
+        return Native.open(bucket, key, mode.name(), toArray(settings));
     }
 
     private S3NativeOutputStream(String bucket, String key, Mode mode, long ptr) {
         this.bucket = bucket;
         this.key = key;
         this.mode = mode;
-        this.handle = new NativeHandle(ptr, "s3://" + bucket + "/" + key);
-        this.cleanable = CLEANER.register(this, handle);
+        this.handle = new NativeHandle(ptr);
+        CLEANER.register(this, handle);
     }
 
     /**
@@ -130,7 +133,7 @@ public final class S3NativeOutputStream extends OutputStream {
         Objects.requireNonNull(layout, "layout");
         Objects.requireNonNull(etags, "etags");
         Native.init();
-        long ptr = Native.openMagic(bucket, magicKey, uri, layout.ordinal(), etags.ordinal(), toArray(settings));
+        long ptr = Native.openMagic(bucket, magicKey, uri, layout.name(), etags.name(), toArray(settings));
         return new S3NativeOutputStream(bucket, magicKey, Mode.DEFERRED, ptr);
     }
 
@@ -146,14 +149,28 @@ public final class S3NativeOutputStream extends OutputStream {
         return mode;
     }
 
+    /** Run {@code c} on the native writer, keeping this stream (and so the handle) reachable. */
+    private <T> T call(Call<T> c) throws IOException {
+        try {
+            return c.run(handle.ptr);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
     @Override
     public void write(int b) throws IOException {
         lock.lock();
         try {
-            ensureOpen();
+            if (smallCount == 0) {
+                call(p -> {
+                    Native.checkOpen(p); // fail now, not at the hand-over, after close, abort or a failure
+                    return null;
+                });
+            }
             small[smallCount++] = (byte) b;
             if (smallCount == small.length) {
-                handOverSmall();
+                call(this::drainSmall);
             }
         } finally {
             lock.unlock();
@@ -169,18 +186,11 @@ public final class S3NativeOutputStream extends OutputStream {
     public void write(byte[] b, int off, int len) throws IOException {
         lock.lock();
         try {
-            ensureOpen();
-            long p = handle.acquire();
-            try {
+            call(p -> {
                 drainSmall(p);
                 Native.write(p, b, off, len);
-            } catch (IOException | RuntimeException e) {
-                failed(p, e);
-                throw e;
-            } finally {
-                handle.release();
-                Reference.reachabilityFence(this);
-            }
+                return null;
+            });
         } finally {
             lock.unlock();
         }
@@ -197,15 +207,10 @@ public final class S3NativeOutputStream extends OutputStream {
         }
         lock.lock();
         try {
-            ensureOpen();
-            long p = handle.acquire();
-            try {
+            call(p -> {
                 drainSmall(p);
                 int n = src.remaining();
                 int pos = src.position();
-                if (n == 0) {
-                    return;
-                }
                 if (src.isDirect()) {
                     Native.writeDirect(p, src, pos, n);
                     src.position(pos + n);
@@ -213,19 +218,15 @@ public final class S3NativeOutputStream extends OutputStream {
                     Native.write(p, src.array(), src.arrayOffset() + pos, n);
                     src.position(pos + n);
                 } else {
+                    Native.checkOpen(p);
                     while (src.hasRemaining()) {
                         int chunk = Math.min(small.length, src.remaining());
                         src.get(small, 0, chunk);
                         Native.write(p, small, 0, chunk);
                     }
                 }
-            } catch (IOException | RuntimeException e) {
-                failed(p, e);
-                throw e;
-            } finally {
-                handle.release();
-                Reference.reachabilityFence(this);
-            }
+                return null;
+            });
         } finally {
             lock.unlock();
         }
@@ -243,25 +244,12 @@ public final class S3NativeOutputStream extends OutputStream {
             if (result != null) {
                 return; // flushing a closed stream does nothing
             }
-            ensureOpen(); // after abort or a failure, flush fails like every call
-            if (smallCount > 0) {
-                handOverSmall();
-            }
+            call(p -> {
+                Native.checkOpen(p);
+                return drainSmall(p);
+            });
         } finally {
             lock.unlock();
-        }
-    }
-
-    /** Hand the write(int) bytes to the native writer; the caller holds {@code lock}. */
-    private void handOverSmall() throws IOException {
-        long p = handle.acquire();
-        try {
-            drainSmall(p);
-        } catch (IOException | RuntimeException e) {
-            failed(p, e);
-            throw e;
-        } finally {
-            handle.release();
         }
     }
 
@@ -273,42 +261,18 @@ public final class S3NativeOutputStream extends OutputStream {
 
     /**
      * Finish the upload (see {@link Mode}) and return its result. A second call returns the
-     * same result. After {@link #abort()} or a failed close it throws, and never completes.
+     * same result. After {@link #abort()} or a failure it throws, and never completes.
      */
     public UploadResult closeAndGetResult() throws IOException {
         lock.lock();
         try {
-            if (result != null) {
-                return result;
+            if (result == null) {
+                result = call(p -> {
+                    drainSmall(p);
+                    return UploadResult.fromJson(Native.close(p));
+                });
             }
-            if (closeFailure != null) {
-                throw new IOException("s3://" + bucket + "/" + key + " failed earlier: " + closeFailure.getMessage(), closeFailure);
-            }
-            if (aborted) {
-                throw new IOException("s3://" + bucket + "/" + key + " was aborted; it is not completed");
-            }
-            long p = handle.acquire();
-            try {
-                drainSmall(p);
-                result = UploadResult.fromJson(Native.close(p));
-                return result;
-            } catch (IOException e) {
-                closeFailure = e;
-                lastStatistics = statisticsOrNull(p);
-                if (e instanceof java.io.InterruptedIOException) {
-                    // The upload's abort is still running: do not make this thread wait for it.
-                    handle.freeInBackground();
-                }
-                throw e;
-            } catch (RuntimeException e) {
-                closeFailure = new IOException(e.getMessage(), e);
-                lastStatistics = statisticsOrNull(p);
-                throw e;
-            } finally {
-                handle.release();
-                cleanable.clean();
-                Reference.reachabilityFence(this);
-            }
+            return result;
         } finally {
             lock.unlock();
         }
@@ -316,87 +280,51 @@ public final class S3NativeOutputStream extends OutputStream {
 
     /** The result once {@link #close()} succeeded, else null. */
     public UploadResult getResult() {
-        lock.lock();
-        try {
-            return result;
-        } finally {
-            lock.unlock();
-        }
+        return result;
     }
 
     /**
-     * Discard the upload: stop, abort the multipart upload, free the native writer. Works
-     * from any thread, also while another thread is blocked in a write or close (that call
-     * then fails). Does nothing after a successful close (use {@link #abort(UploadResult, Map)}
-     * for a deferred upload) or a second time. An abort racing a close on another thread that
-     * is already completing the upload does not stop it: that close then succeeds, and this
-     * call throws.
+     * Discard the upload: stop, abort the multipart upload. Works from any thread, also while
+     * another thread is blocked in a write or close (that call then fails). Does nothing after
+     * a successful close (use {@link #abort(UploadResult, Map)} for a deferred upload) or a
+     * second time. An abort racing a close on another thread that is already completing the
+     * upload does not stop it: that close then succeeds, and this call throws.
      *
      * @throws IOException when the abort itself failed after retries (the message names the
      *     upload id so an operator can clean up), or came too late: a close on another thread
      *     was already completing the upload
      */
     public void abort() throws IOException {
-        boolean owner = lock.tryLock();
-        try {
-            if (owner && (result != null || aborted)) {
-                return;
-            }
-            long p;
-            try {
-                p = handle.acquire();
-            } catch (IOException closed) {
-                return; // already closed, failed or aborted
-            }
-            try {
-                if (owner) {
-                    smallCount = 0;
-                    lastStatistics = statisticsOrNull(p);
-                }
-                // Throws when a close on another thread is already completing the upload:
-                // then the abort did not take effect and isAborted() stays false.
-                Native.abort(p);
-                aborted = true;
-            } finally {
-                handle.release();
-                cleanable.clean();
-            }
-        } finally {
-            if (owner) {
-                lock.unlock();
-            }
-        }
+        call(p -> {
+            Native.abort(p);
+            return null;
+        });
     }
 
-    /** True once {@link #abort()} was called. */
+    /** True once {@link #abort()} (or the Cleaner, or the shutdown hook) aborted this stream. */
     public boolean isAborted() {
-        return aborted;
+        try {
+            return "ABORTED".equals(call(Native::state));
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /**
-     * The writer's statistics now (after close, those at close). Waits while another thread
-     * is inside a write of this stream.
+     * Where the native writer is: {@code OPEN}, {@code COMPLETING}, {@code ABORTED},
+     * {@code FAILED} or {@code CLOSED} (the Rust {@code WriterState}'s names).
      */
+    public String getState() throws IOException {
+        return call(Native::state);
+    }
+
+    /** The writer's statistics now (after close, those at close). Never waits for a write. */
     public Statistics getStatistics() throws IOException {
-        lock.lock();
-        try {
-            if (result != null) {
-                return result.getStatistics();
-            }
-            long p;
-            try {
-                p = handle.acquire();
-            } catch (IOException closed) {
-                return lastStatistics != null ? lastStatistics : new Statistics(new long[Statistics.SIZE]);
-            }
-            try {
-                return new Statistics(Native.statistics(p));
-            } finally {
-                handle.release();
-            }
-        } finally {
-            lock.unlock();
+        UploadResult r = result;
+        if (r != null) {
+            return r.getStatistics();
         }
+        return new Statistics(call(Native::statistics));
     }
 
     // ---- static API -------------------------------------------------------------------
@@ -432,39 +360,14 @@ public final class S3NativeOutputStream extends OutputStream {
 
     // ---- internals --------------------------------------------------------------------
 
-    private void ensureOpen() throws IOException {
-        if (result != null) {
-            throw new IOException("stream closed: s3://" + bucket + "/" + key);
-        }
-        if (closeFailure != null) {
-            throw new IOException("s3://" + bucket + "/" + key + " failed: " + closeFailure.getMessage(), closeFailure);
-        }
-        if (aborted) {
-            throw new IOException("s3://" + bucket + "/" + key + " was aborted");
-        }
-    }
-
-    private void drainSmall(long p) throws IOException {
+    /** Hand the write(int) bytes to the native writer; the caller holds {@code lock}. */
+    private Void drainSmall(long p) throws IOException {
         if (smallCount > 0) {
             int n = smallCount;
             smallCount = 0;
             Native.write(p, small, 0, n);
         }
-    }
-
-    /** Remember the writer's statistics after a failure (the handle may be freed soon). */
-    private void failed(long p, Exception e) {
-        if (!(e instanceof IllegalArgumentException)) {
-            lastStatistics = statisticsOrNull(p);
-        }
-    }
-
-    private static Statistics statisticsOrNull(long p) {
-        try {
-            return new Statistics(Native.statistics(p));
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
+        return null;
     }
 
     static String[] toArray(Map<String, String> settings) {

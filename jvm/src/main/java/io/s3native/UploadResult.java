@@ -1,39 +1,59 @@
 package io.s3native;
 
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
  * What a closed {@link S3NativeOutputStream} produced: bucket, key, upload id (null for a
- * single PUT), the ETags in part order (for a single PUT, the object's ETag), the length, and
- * the writer's statistics at close.
+ * single PUT), the ETags in part order (for a single PUT, the object's ETag), per-part
+ * checksums when a checksum mode was set, the length, and the writer's statistics at close.
  *
  * <p>{@link #toJson()} gives the native writer's own JSON form, which {@link #fromJson(String)}
  * reads back in this or another JVM, so another process can
  * {@link S3NativeOutputStream#complete complete} or {@link S3NativeOutputStream#abort(UploadResult, java.util.Map) abort}
- * a deferred upload. The JSON is parsed by the native library (the one parser of this form);
- * this class keeps it verbatim.
+ * a deferred upload. The JSON is parsed by the native library (the one parser of this form),
+ * which hands the fields over by name (the Rust {@code s3native::UploadResult}'s); this class
+ * keeps the JSON verbatim.
  */
 public final class UploadResult {
+    /** The field names this class reads, as the native library names them (a test checks it sends exactly those). */
+    static final java.util.Set<String> FIELDS = java.util.Set.of("bucket", "key", "upload_id", "etags", "checksums",
+            "checksum_algorithm", "length", "completed", "statistics");
+
     private final String json;
     private final String bucket;
     private final String key;
     private final String uploadId;
     private final List<String> etags;
+    private final List<String> checksums;
+    private final String checksumAlgorithm;
     private final long length;
     private final boolean completed;
-    private Statistics statistics; // parsed on first use
+    private final Statistics statistics;
 
-    private UploadResult(String json, String[] fields) {
+    @SuppressWarnings("unchecked")
+    private UploadResult(String json, Map<String, Object> fields) {
         this.json = json;
-        this.bucket = fields[0];
-        this.key = fields[1];
-        this.uploadId = fields[2];
-        this.length = Long.parseLong(fields[3]);
-        this.completed = Boolean.parseBoolean(fields[4]);
-        this.etags = Collections.unmodifiableList(Arrays.asList(Arrays.copyOfRange(fields, 5, fields.length)));
+        this.bucket = (String) field(fields, "bucket");
+        this.key = (String) field(fields, "key");
+        this.uploadId = (String) fields.get("upload_id");
+        this.etags = Collections.unmodifiableList((List<String>) field(fields, "etags"));
+        this.checksums = Collections.unmodifiableList((List<String>) field(fields, "checksums"));
+        this.checksumAlgorithm = (String) fields.get("checksum_algorithm");
+        this.length = (Long) field(fields, "length");
+        this.completed = (Boolean) field(fields, "completed");
+        this.statistics = new Statistics((Map<String, Object>) field(fields, "statistics"));
+    }
+
+    private static Object field(Map<String, Object> fields, String name) {
+        Object v = fields.get(name);
+        if (v == null) {
+            throw new IllegalStateException("s3native: the native library sent no UploadResult field " + name
+                    + " (jar and library versions differ?)");
+        }
+        return v;
     }
 
     /**
@@ -74,6 +94,16 @@ public final class UploadResult {
         return etags;
     }
 
+    /** Per-part checksums (base64), entry i for part i+1, when a checksum mode was set; else empty. */
+    public List<String> getChecksums() {
+        return checksums;
+    }
+
+    /** {@code SHA256} or {@code CRC64NVME} when there are checksums, else null. */
+    public String getChecksumAlgorithm() {
+        return checksumAlgorithm;
+    }
+
     /** Object length in bytes. */
     public long getLength() {
         return length;
@@ -85,10 +115,7 @@ public final class UploadResult {
     }
 
     /** The writer's statistics at close. */
-    public synchronized Statistics getStatistics() {
-        if (statistics == null) {
-            statistics = new Statistics(Native.resultStatistics(json));
-        }
+    public Statistics getStatistics() {
         return statistics;
     }
 

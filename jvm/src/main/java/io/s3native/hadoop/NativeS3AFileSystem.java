@@ -94,7 +94,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             short replication, long blockSize, Progressable progress) throws IOException {
         Path path = makeQualified(f);
         boolean magic = isMagicCommitPath(path);
-        String reason = settings.fallback != null ? settings.fallback : (magic && trackInMemory ? TRACK_IN_MEMORY : null);
+        String reason = fallbackReason(magic);
         if (reason == null) {
             try {
                 FSDataOutputStream out = createNative(path, overwrite, magic);
@@ -112,9 +112,9 @@ public class NativeS3AFileSystem extends S3AFileSystem {
     public FSDataOutputStream createNonRecursive(Path f, FsPermission permission, EnumSet<CreateFlag> flags,
             int bufferSize, short replication, long blockSize, Progressable progress) throws IOException {
         Path path = makeQualified(f);
-        boolean magic = isMagicCommitPath(path);
-        if (settings.fallback != null || (magic && trackInMemory)) {
-            fallingBack(settings.fallback != null ? settings.fallback : TRACK_IN_MEMORY, path);
+        String reason = fallbackReason(isMagicCommitPath(path));
+        if (reason != null) {
+            fallingBack(reason, path);
             return super.createNonRecursive(f, permission, flags, bufferSize, replication, blockSize, progress);
         }
         Path parent = path.getParent();
@@ -126,6 +126,14 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             }
         }
         return create(path, permission, flags.contains(CreateFlag.OVERWRITE), bufferSize, replication, blockSize, progress);
+    }
+
+    /** The setting that sends a file (a magic one or not) to stock S3A before the native writer is asked, or null. */
+    private String fallbackReason(boolean magic) {
+        if (settings.fallback != null) {
+            return settings.fallback;
+        }
+        return magic && trackInMemory ? TRACK_IN_MEMORY : null;
     }
 
     private FSDataOutputStream createNative(Path path, boolean overwrite, boolean magic) throws IOException {

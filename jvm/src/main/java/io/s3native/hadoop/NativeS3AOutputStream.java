@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.hadoop.fs.Abortable;
 import org.apache.hadoop.fs.StreamCapabilities;
@@ -42,8 +43,8 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
     private final boolean downgradeSyncable;
     private final AfterClose afterClose;
     private boolean warnedSyncable;
-    private volatile boolean closed;
-    private volatile boolean aborted;
+    /** S3A's rule: close acts once, even when it failed; later closes do nothing. */
+    private final AtomicBoolean closeCalled = new AtomicBoolean();
 
     NativeS3AOutputStream(S3NativeOutputStream out, boolean magic, boolean downgradeSyncable, AfterClose afterClose) {
         this.out = out;
@@ -67,19 +68,30 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
         out.write(b, off, len);
     }
 
+    /** True once closed, aborted or failed (the native writer's state) or close was called. */
+    private boolean finished() {
+        if (closeCalled.get()) {
+            return true;
+        }
+        try {
+            return !"OPEN".equals(out.getState());
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
     @Override
     public void flush() throws IOException {
-        if (!closed && !aborted) {
+        if (!finished()) { // like S3A: flushing a closed or aborted stream does nothing
             out.flush();
         }
     }
 
     @Override
-    public synchronized void close() throws IOException {
-        if (closed || aborted) {
+    public void close() throws IOException {
+        if (out.isAborted() || closeCalled.getAndSet(true)) {
             return; // like S3A: closing twice, or after abort(), does nothing
         }
-        closed = true;
         out.close();
         if (afterClose != null) {
             afterClose.run();
@@ -88,10 +100,9 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
 
     @Override
     public AbortableResult abort() {
-        final boolean wasClosed = closed || aborted;
+        final boolean wasClosed = finished();
         IOException failure = null;
         if (!wasClosed) {
-            aborted = true;
             try {
                 out.abort();
             } catch (IOException e) {
