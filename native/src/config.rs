@@ -258,8 +258,8 @@ pub struct WriterConfig {
 impl WriterConfig {
     /// Validate `settings` for writing to `bucket`.
     ///
-    /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) naming the
-    /// key of an invalid value; [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported)
+    /// Errors: [`ErrorKind::InvalidArgument`](crate::error::ErrorKind::InvalidArgument) naming the
+    /// key of an invalid value; [`ErrorKind::Unsupported`](crate::error::ErrorKind::Unsupported)
     /// naming the key of a setting the native writer cannot reproduce (`fs.s3a.acl.default`,
     /// client-side encryption `CSE-KMS`/`CSE-CUSTOM`, `fs.s3a.encryption.context`,
     /// access points, FIPS endpoints, an HTTP proxy).
@@ -641,10 +641,10 @@ mod tests {
     #[test]
     fn unsupported_settings_are_reported_by_key() {
         let e = WriterConfig::resolve(&base().with("fs.s3a.acl.default", "PublicRead"), "b1b").unwrap_err();
-        assert_eq!(e.kind(), crate::ErrorKind::Unsupported);
+        assert_eq!(e.kind(), crate::error::ErrorKind::Unsupported);
         assert_eq!(e.setting(), Some("fs.s3a.acl.default"));
         let e = WriterConfig::resolve(&base().with("fs.s3a.encryption.algorithm", "CSE-KMS"), "b1b").unwrap_err();
-        assert_eq!(e.kind(), crate::ErrorKind::Unsupported);
+        assert_eq!(e.kind(), crate::error::ErrorKind::Unsupported);
     }
 
     #[test]
@@ -692,7 +692,7 @@ mod tests {
         ];
         for (k, v) in cases {
             let e = WriterConfig::resolve(&base().with(k, v), "b1b").unwrap_err();
-            assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{k}");
+            assert_eq!(e.kind(), crate::error::ErrorKind::InvalidArgument, "{k}");
             assert_eq!(e.setting(), Some(k), "{e}");
         }
         let e = WriterConfig::resolve(&Settings::new().with("fs.s3a.access.key", "AKIATESTKEY"), "b1b").unwrap_err();

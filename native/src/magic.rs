@@ -82,7 +82,7 @@ impl MagicFile {
     /// `Ok(None)` when the key is not a magic path (including `.pending` and
     /// `.pendingset` files, which are never redirected).
     ///
-    /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) for a
+    /// Errors: [`ErrorKind::InvalidArgument`](crate::error::ErrorKind::InvalidArgument) for a
     /// magic path with nothing under the magic directory, or nothing after `__base`.
     pub fn for_key(magic_key: &str, layout: MagicLayout, etags: PendingEtags) -> Result<Option<MagicFile>> {
         Ok(final_key(magic_key, layout)?.map(|final_key| MagicFile {

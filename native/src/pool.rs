@@ -496,7 +496,7 @@ mod tests {
             })
             .err()
             .expect("cancelled while the part uploads");
-        assert_eq!(e.kind(), crate::ErrorKind::Interrupted);
+        assert_eq!(e.kind(), crate::error::ErrorKind::Interrupted);
         drop(uploading);
         assert_eq!(b.snapshot().used, 0);
         drop(b.acquire(1 << 20, &|| Ok(())).unwrap());

@@ -44,7 +44,7 @@ impl UploadResult {
 
     /// Parse a result written by [`UploadResult::to_json`].
     ///
-    /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) when `json`
+    /// Errors: [`ErrorKind::InvalidArgument`](crate::error::ErrorKind::InvalidArgument) when `json`
     /// is not such a result.
     pub fn from_json(json: &str) -> Result<Self> {
         serde_json::from_str(json).map_err(|e| Error::invalid_argument(format!("not an UploadResult: {e}")))
@@ -52,7 +52,7 @@ impl UploadResult {
 
     /// The parts as object_store's [`PartId`]s, for CompleteMultipartUpload.
     ///
-    /// Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument) when the
+    /// Errors: [`ErrorKind::InvalidArgument`](crate::error::ErrorKind::InvalidArgument) when the
     /// checksums do not match the ETags or name an unknown algorithm.
     pub(crate) fn part_ids(&self) -> Result<Vec<PartId>> {
         if !self.checksums.is_empty() && self.checksums.len() != self.etags.len() {
