@@ -86,6 +86,11 @@ class Server:
     region: str = REGION
     process: subprocess.Popen = dataclasses.field(default=None, repr=False, compare=False)
 
+    @property
+    def port(self):
+        """The port of `url`."""
+        return urllib.parse.urlsplit(self.url).port
+
     def running(self):
         """True while the process runs (not a zombie) with `argv` as its command line."""
         if self.process is not None:
