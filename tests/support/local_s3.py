@@ -28,8 +28,8 @@ another process than `start`:
 `start` prints only `export NAME=VALUE` lines on stdout (see `exports`), everything else
 goes to stderr, so `env=$(local_s3.py start ...) && eval "$env"` works; the servers it
 starts do not hold that stdout open. It reuses the servers of the state directory that
-still run with the same settings. Exit status 1 (message on stderr) when a server cannot
-be started, after stopping what it started.
+still run with the same settings. Exit status 1 (the cause on stderr) when a server cannot
+be started (when the proxy cannot, the server is stopped too); 2 on a usage error.
 """
 
 import argparse
@@ -58,8 +58,9 @@ STOP_TIMEOUT_S = 10   # bound on waiting for a server to exit after SIGTERM, the
 
 
 class StartError(RuntimeError):
-    """A server could not be started: its program is missing, it exited, or it did not
-    answer in time. The message says which and ends with the tail of its log."""
+    """A server could not be started: its program is missing or cannot be run, it exited,
+    or it did not answer in time. The message says which; for the last two it ends with the
+    tail of the server's log."""
 
 
 @dataclasses.dataclass
@@ -194,16 +195,16 @@ def log_tail(path, lines=30):
 
 # ---- kinds ---------------------------------------------------------------------------------
 
-def moto(port):
-    """argv, probe path and credentials of moto on `port`."""
+def moto_command(port):
+    """How to run moto on `port`: (argv, the path it answers at, (access key, secret key))."""
     if not os.access(MOTO, os.X_OK):
         raise StartError(f"no {MOTO}: run scripts/s3-server.sh install (or make server-install)")
     return [MOTO, "-H", HOST, "-p", str(port)], "/", (MOTO_KEY, MOTO_KEY)
 
 
-def s3s_fs(port, data_dir, access_key, secret_key):
-    """argv, probe path and credentials of s3s-fs on `port`, storing under `data_dir`
-    (created when missing)."""
+def s3s_fs_command(port, data_dir, access_key, secret_key):
+    """How to run s3s-fs on `port`, storing under `data_dir` (created when missing) and
+    accepting `access_key` / `secret_key`: like `moto_command`."""
     if not os.access(S3S_FS, os.X_OK):
         raise StartError(f"no {S3S_FS}: run make {os.path.relpath(S3S_FS, ROOT)}")
     os.makedirs(data_dir, exist_ok=True)
@@ -212,16 +213,16 @@ def s3s_fs(port, data_dir, access_key, secret_key):
     return argv, "/", (access_key, secret_key)
 
 
-def fault_proxy(port, upstream):
-    """argv, probe path and credentials (none) of the fault proxy on `port` in front of
-    `upstream`, run by the Python that runs this module."""
+def fault_proxy_command(port, upstream):
+    """How to run the fault proxy on `port` in front of `upstream`, with the Python that runs
+    this module: like `moto_command`, credentials (None, None)."""
     if not upstream.startswith("http://"):
         raise StartError(f"the fault proxy forwards to http:// only, not to {upstream}")
     argv = [sys.executable, FAULT_PROXY, "--upstream", upstream, "--port", str(port), "--host", HOST]
     return argv, "/__fault/rules", (None, None)
 
 
-KINDS = {"moto": moto, "s3s-fs": s3s_fs, "fault-proxy": fault_proxy}
+KINDS = {"moto": moto_command, "s3s-fs": s3s_fs_command, "fault-proxy": fault_proxy_command}
 
 
 def start(kind, log_dir, *, detach=False, timeout=START_TIMEOUT_S, **options):
@@ -287,7 +288,8 @@ def ensure(state, role, kind, **options):
     if role == "server":
         with open(os.path.join(state, "endpoint"), "w") as f:
             f.write(server.url + "\n")
-    say(f"{kind} running at {server.url} (pid {server.pid}, log {os.path.relpath(server.log, ROOT)})")
+    log = os.path.relpath(server.log, ROOT) if server.log.startswith(ROOT + os.sep) else server.log
+    say(f"{kind} running at {server.url} (pid {server.pid}, log {log})")
     return server
 
 
