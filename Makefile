@@ -100,16 +100,19 @@ bench-smoke: bench-build
 	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-smoke .venv/bin/python benches/harness/run.py --smoke
 
 # JMH: cost per write call, and 1 GiB through the Java stream vs the Rust API alone, against
-# s3s-fs on tmpfs (like `bench`). JMH_ARGS passes options, e.g. JMH_ARGS='-f 1 -i 3'.
+# s3s-fs on tmpfs (like `bench`), started by tests/support/local_s3.py (state and log in
+# target/bench-jvm-server/). JMH_ARGS passes options, e.g. JMH_ARGS='-f 1 -i 3'.
+BENCH_JVM_SERVER := python3 tests/support/local_s3.py
+BENCH_JVM_STATE := --state target/bench-jvm-server
+
 bench-jvm: jar $(S3S_FS)
+	$(BENCH_JVM_SERVER) stop $(BENCH_JVM_STATE)  # one left by an interrupted run
+	trap '$(BENCH_JVM_SERVER) stop $(BENCH_JVM_STATE); rm -rf $(BENCH_ROOT)-jvm' EXIT
 	rm -rf $(BENCH_ROOT)-jvm && mkdir -p $(BENCH_ROOT)-jvm/s3native-bench
-	port=$$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	$(S3S_FS) --host 127.0.0.1 --port $$port --access-key bench --secret-key benchsecret $(BENCH_ROOT)-jvm > target/s3s-fs-jvm.log 2>&1 &
-	server=$$!
-	trap 'kill $$server; rm -rf $(BENCH_ROOT)-jvm' EXIT
-	for i in $$(seq 50); do (echo > /dev/tcp/127.0.0.1/$$port) 2>/dev/null && break; sleep 0.1; done
+	env=$$($(BENCH_JVM_SERVER) start $(BENCH_JVM_STATE) --kind s3s-fs --data $(BENCH_ROOT)-jvm \
+	  --access-key bench --secret-key benchsecret) && eval "$$env"
 	$(MVN) -q -f jvm/pom.xml test-compile dependency:build-classpath -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dmdep.includeScope=test -Dmdep.outputFile=target/bench.classpath
-	S3NATIVE_TEST_ENDPOINT=http://127.0.0.1:$$port S3NATIVE_TEST_ACCESS_KEY=bench S3NATIVE_TEST_SECRET_KEY=benchsecret \
+	S3NATIVE_TEST_ACCESS_KEY=bench S3NATIVE_TEST_SECRET_KEY=benchsecret \
 	  S3NATIVE_TEST_BUCKET=s3native-bench \
 	  java -cp jvm/target/test-classes:jvm/target/classes:$$(cat jvm/target/bench.classpath) org.openjdk.jmh.Main $(JMH_ARGS)
 

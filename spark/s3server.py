@@ -2,20 +2,19 @@
 that this process starts and stops.
 
 The embedded server is the project's test moto (.venv, scripts/s3-server.sh install), started
-on a port of its own so that a run never shares state with another.
+by tests/support/local_s3.py on a port of its own so that a run never shares state with
+another.
 """
 import os
-import socket
-import subprocess
 import sys
-import time
 import uuid
 
 import boto3
 from botocore.config import Config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MOTO = os.path.join(ROOT, ".venv", "bin", "moto_server")
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+import local_s3  # noqa: E402
 
 
 class Endpoint:
@@ -26,7 +25,7 @@ class Endpoint:
         _BUCKET; an endpoint equal to `ignore_endpoint` counts as not set."""
         self.prefix_env, self.bucket_hint, self.log_dir = prefix_env, bucket_hint, log_dir
         self.ignore_endpoint = ignore_endpoint
-        self.process = None
+        self.server = None
         self.created_bucket = None
 
     def env(self, name, *fallbacks, default=None):
@@ -44,8 +43,13 @@ class Endpoint:
             self.region = self.env("REGION", "AWS_REGION", default="us-east-1")
         else:
             self.embedded = True
-            self.access_key, self.secret_key, self.region = "testing", "testing", "us-east-1"
-            self.endpoint = self._start_moto()
+            try:
+                self.server = local_s3.start("moto", self.log_dir)
+            except local_s3.StartError as e:
+                sys.exit(str(e))
+            self.endpoint = self.server.url
+            self.access_key, self.secret_key = self.server.access_key, self.server.secret_key
+            self.region = self.server.region
         self.bucket = None if self.embedded else self.env("BUCKET")
         self.s3 = boto3.client(
             "s3", endpoint_url=self.endpoint, region_name=self.region,
@@ -56,44 +60,21 @@ class Endpoint:
             kwargs = {}
             if self.region != "us-east-1":
                 kwargs["CreateBucketConfiguration"] = {"LocationConstraint": self.region}
-            self.s3.create_bucket(Bucket=self.bucket, **kwargs)
+            try:
+                self.s3.create_bucket(Bucket=self.bucket, **kwargs)
+            except BaseException:
+                if self.server is not None:  # __exit__ does not run when __enter__ fails
+                    self.server.stop()
+                raise
             self.created_bucket = self.bucket
         return self
-
-    def _start_moto(self):
-        if not os.access(MOTO, os.X_OK):
-            sys.exit(f"no {MOTO}: run scripts/spark-setup.sh tools")
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        os.makedirs(self.log_dir, exist_ok=True)
-        log = open(os.path.join(self.log_dir, "moto.log"), "w")
-        self.process = subprocess.Popen([MOTO, "-H", "127.0.0.1", "-p", str(port)],
-                                        stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                sys.exit(f"moto exited at start: see {log.name}")
-            try:
-                socket.create_connection(("127.0.0.1", port), 1).close()
-                return f"http://127.0.0.1:{port}"
-            except OSError:
-                time.sleep(0.2)
-        self.process.kill()
-        sys.exit("moto did not answer within 60 s")
 
     def conf(self):
         return {"endpoint": self.endpoint, "access_key": self.access_key, "secret_key": self.secret_key, "region": self.region}
 
     def __exit__(self, *exc):
-        if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.server is not None:
+            self.server.stop()
         elif self.created_bucket:
             empty_bucket(self.s3, self.created_bucket)
             self.s3.delete_bucket(Bucket=self.created_bucket)

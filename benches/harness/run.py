@@ -298,7 +298,7 @@ def main():
     signal.signal(signal.SIGTERM, stop)
     complete = False
     try:
-        endpoints.start(moto=os.path.join(ROOT, ".venv/bin/moto_server") if spark else None)
+        endpoints.start(moto=spark)
         runner = Runner(a, endpoints)
         for profile, tls in conditions:
             print(f"== {condition_name(profile, tls)}: {endpoints.url(profile, tls)}", flush=True)

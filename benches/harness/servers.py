@@ -9,6 +9,9 @@
 and the same four chains in front of moto (the project's test server, .venv) for the Spark
 job: S3A's magic committer lists multipart uploads, which s3s-fs does not implement.
 
+s3s-fs and moto are started (and stopped) by tests/support/local_s3.py, like every local S3
+server of the project; stunnel and toxiproxy here.
+
 Why these:
 - s3s-fs (crates.io, Rust, stores objects as files) keeps up with several writers on
   loopback where moto (Python) would be the bottleneck; on tmpfs the disk is not one either.
@@ -26,8 +29,12 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "support"))
+import local_s3  # noqa: E402
 
 LATENCY_MS = 30
 RATE_KB_S = 85_000  # toxiproxy's unit is KB/s: 85 MB/s per connection and direction
@@ -35,13 +42,9 @@ ACCESS_KEY = "bench"
 SECRET_KEY = "benchsecret"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_port(port, proc, what, timeout=30):
+    """Wait until `proc` (stunnel, toxiproxy) listens on 127.0.0.1:`port`; RuntimeError when it
+    exits or does not within `timeout` seconds."""
     end = time.time() + timeout
     while time.time() < end:
         if proc.poll() is not None:
@@ -58,8 +61,11 @@ class Endpoints:
     """Starts the servers; `url(profile, tls)` gives the endpoint of one chain."""
 
     def __init__(self, tools, workdir, data_root, bucket):
+        """`tools`: where toxiproxy-server is; `workdir`: logs, stunnel's configuration and
+        the certificates; `data_root`: s3s-fs's objects (tmpfs), with `bucket` made there."""
         self.tools, self.workdir, self.data_root, self.bucket = tools, workdir, data_root, bucket
-        self.procs = []
+        self.servers = []  # local_s3.Server: s3s-fs, moto
+        self.procs = []    # stunnel, toxiproxy
         self.urls = {}
         os.makedirs(workdir, exist_ok=True)
 
@@ -69,23 +75,20 @@ class Endpoints:
         self.procs.append(p)
         return p
 
-    def start(self, moto=None):
-        """`moto`: path of moto_server, to start it too (see `url(..., server="moto")`)."""
+    def start(self, moto=False):
+        """Start the servers and the chains; `moto`: moto too, with its own chains (see
+        `url(..., server="moto")`). Raises RuntimeError (local_s3.StartError for s3s-fs and
+        moto) when one does not start; `stop` stops what did."""
         self.cert = self._certificate()
         shutil.rmtree(self.data_root, ignore_errors=True)
         os.makedirs(os.path.join(self.data_root, self.bucket))
-        s3 = free_port()
-        p = self._spawn("s3s-fs", [os.path.join(self.tools, "s3s-fs"), "--host", "127.0.0.1", "--port", str(s3),
-                                   "--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY, self.data_root])
-        wait_port(s3, p, "s3s-fs")
-        upstreams = {"s3s-fs": s3}
+        self.servers.append(local_s3.start("s3s-fs", self.workdir, detach=True, data_dir=self.data_root,
+                                           access_key=ACCESS_KEY, secret_key=SECRET_KEY))
         if moto:
-            port = free_port()
-            p = self._spawn("moto", [moto, "-H", "127.0.0.1", "-p", str(port)])
-            wait_port(port, p, "moto", timeout=60)
-            upstreams["moto"] = port
+            self.servers.append(local_s3.start("moto", self.workdir, detach=True))
+        upstreams = {s.kind: s.port for s in self.servers}
 
-        tls = {name: free_port() for name in upstreams}
+        tls = {name: local_s3.free_port() for name in upstreams}
         conf = os.path.join(self.workdir, "stunnel.conf")
         with open(conf, "w") as f:
             f.write("foreground = yes\npid =\nsocket = l:TCP_NODELAY=1\nsocket = r:TCP_NODELAY=1\n")
@@ -96,7 +99,7 @@ class Endpoints:
         for port in tls.values():
             wait_port(port, p, "stunnel")
 
-        api = free_port()
+        api = local_s3.free_port()
         p = self._spawn("toxiproxy", [os.path.join(self.tools, "toxiproxy-server"), "-host", "127.0.0.1", "-port", str(api)])
         wait_port(api, p, "toxiproxy")
         self.api = f"http://127.0.0.1:{api}"
@@ -117,7 +120,7 @@ class Endpoints:
             return json.load(r)
 
     def _proxy(self, name, upstream):
-        port = free_port()
+        port = local_s3.free_port()
         self._api("/proxies", {"name": name, "listen": f"127.0.0.1:{port}", "upstream": f"127.0.0.1:{upstream}"})
         self._api(f"/proxies/{name}/toxics", {"name": "latency", "type": "latency", "stream": "downstream",
                                               "attributes": {"latency": LATENCY_MS, "jitter": 0}})
@@ -180,11 +183,9 @@ class Endpoints:
         raise RuntimeError(f"could not empty {self.data_root}: {left[:3]}")
 
     def stop(self):
+        """Stop every process started (toxiproxy and stunnel first) and remove s3s-fs's data."""
         for p in reversed(self.procs):
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            local_s3.terminate(p)
+        for s in reversed(self.servers):
+            s.stop()
         shutil.rmtree(self.data_root, ignore_errors=True)
