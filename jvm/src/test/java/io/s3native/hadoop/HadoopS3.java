@@ -3,15 +3,19 @@ package io.s3native.hadoop;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
+import java.net.URLDecoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -19,16 +23,40 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.IOUtils;
 
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.MultipartUpload;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
 /**
  * The local S3 server (scripts/s3-server.sh) for the Hadoop tests: configurations for stock
- * S3A and {@link NativeS3AFileSystem}, buckets, and what the server holds, read over plain
- * HTTP (moto does not check signatures) so no AWS SDK of either version is needed.
+ * S3A and {@link NativeS3AFileSystem}, buckets, what the server holds (read with AWS SDK v2,
+ * on the test classpath of every Hadoop profile), and what the fault proxy forwarded.
  */
 final class HadoopS3 {
     static final String ENDPOINT = requireEnv("S3NATIVE_TEST_ENDPOINT");
     /** The fault proxy: its request log counts what each filesystem sent. */
     static final String PROXY = System.getenv("S3NATIVE_TEST_FAULT_PROXY");
     private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * An S3 client straight to the server (not through the proxy, so it is not in the log).
+     * AWS SDK v2 is on the test classpath of each profile: the s3 and url-connection-client
+     * modules with Hadoop 3.3 (as for io.s3native.S3Test), the bundle hadoop-aws uses with 3.4
+     * and 3.5. No HTTP client is named: each classpath has exactly one, and the SDK finds it
+     * (url-connection-client, or the bundle's Apache client). Only builder calls that every
+     * SDK version there (2.24 to 2.57) has.
+     */
+    private static final S3Client S3 = S3Client.builder()
+            .endpointOverride(URI.create(ENDPOINT))
+            .region(Region.US_EAST_1)
+            .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(
+                    System.getenv().getOrDefault("AWS_ACCESS_KEY_ID", "testing"),
+                    System.getenv().getOrDefault("AWS_SECRET_ACCESS_KEY", "testing"))))
+            .forcePathStyle(true)
+            .build();
 
     private HadoopS3() {
     }
@@ -44,10 +72,7 @@ final class HadoopS3 {
     /** A fresh bucket with a unique name. */
     static String newBucket(String what) throws IOException {
         String bucket = ("s3n-hadoop-" + what + "-" + UUID.randomUUID().toString().substring(0, 8)).toLowerCase(Locale.ROOT);
-        int status = send(HttpRequest.newBuilder(URI.create(ENDPOINT + "/" + bucket)).PUT(HttpRequest.BodyPublishers.noBody()));
-        if (status != 200) {
-            throw new IOException("creating bucket " + bucket + ": HTTP " + status);
-        }
+        S3.createBucket(b -> b.bucket(bucket));
         return bucket;
     }
 
@@ -94,16 +119,16 @@ final class HadoopS3 {
         return b;
     }
 
-    /** Keys of the multipart uploads in progress under {@code prefix}. */
-    static List<String> uploads(String bucket, String prefix) throws IOException {
-        String xml = get(ENDPOINT + "/" + bucket + "?uploads&prefix=" + prefix);
-        return all(xml, "<Key>([^<]*)</Key>");
+    /** Keys of the multipart uploads in progress under {@code prefix} (ListMultipartUploads); a new, modifiable list. */
+    static List<String> uploads(String bucket, String prefix) {
+        return S3.listMultipartUploadsPaginator(b -> b.bucket(bucket).prefix(prefix)).uploads().stream()
+                .map(MultipartUpload::key).collect(Collectors.toCollection(ArrayList::new));
     }
 
-    /** Object keys under {@code prefix}. */
-    static List<String> keys(String bucket, String prefix) throws IOException {
-        String xml = get(ENDPOINT + "/" + bucket + "?list-type=2&prefix=" + prefix);
-        return all(xml, "<Key>([^<]*)</Key>");
+    /** Object keys under {@code prefix} (ListObjectsV2); a new, modifiable list. */
+    static List<String> keys(String bucket, String prefix) {
+        return S3.listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix)).contents().stream()
+                .map(S3Object::key).collect(Collectors.toCollection(ArrayList::new));
     }
 
     /** The proxy's log: "METHOD query-shape" per request whose path contains {@code marker}. */
@@ -111,17 +136,12 @@ final class HadoopS3 {
         if (PROXY == null) {
             throw new IllegalStateException("S3NATIVE_TEST_FAULT_PROXY is not set");
         }
-        String json = get(PROXY + "/__fault/log");
         List<String> out = new ArrayList<>();
-        Matcher m = Pattern.compile("\\{[^{}]*\\}").matcher(json);
-        while (m.find()) {
-            String e = m.group();
-            String path = field(e, "path");
-            String query = field(e, "query");
-            if (path == null || !java.net.URLDecoder.decode(path, java.nio.charset.StandardCharsets.UTF_8).contains(marker)) {
-                continue;
+        for (JsonNode e : JSON.readTree(get(PROXY + "/__fault/log"))) {
+            String path = e.path("path").asText();
+            if (path.contains(marker) || decode(path).contains(marker)) {
+                out.add(e.path("method").asText() + " " + shape(e.path("query").asText("")));
             }
-            out.add(field(e, "method") + " " + shape(query == null ? "" : query));
         }
         return out;
     }
@@ -146,18 +166,9 @@ final class HadoopS3 {
         return "object";
     }
 
-    private static String field(String json, String name) {
-        Matcher m = Pattern.compile("\"" + name + "\":\\s*\"([^\"]*)\"").matcher(json);
-        return m.find() ? m.group(1) : null;
-    }
-
-    private static List<String> all(String xml, String regex) {
-        List<String> out = new ArrayList<>();
-        Matcher m = Pattern.compile(regex).matcher(xml);
-        while (m.find()) {
-            out.add(m.group(1));
-        }
-        return out;
+    /** Percent-decoding of a path or query part ('+' stays '+'). */
+    private static String decode(String s) {
+        return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
     }
 
     private static String get(String url) throws IOException {
@@ -168,15 +179,6 @@ final class HadoopS3 {
                 throw new IOException("GET " + url + ": HTTP " + r.statusCode() + " " + r.body());
             }
             return r.body();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException(e);
-        }
-    }
-
-    private static int send(HttpRequest.Builder b) throws IOException {
-        try {
-            return HTTP.send(b.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(e);
