@@ -9,8 +9,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
 
@@ -33,7 +35,8 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 /**
  * The local S3 server (scripts/s3-server.sh) for the Hadoop tests: configurations for stock
  * S3A and {@link NativeS3AFileSystem}, buckets, what the server holds (read with AWS SDK v2,
- * on the test classpath of every Hadoop profile), and what the fault proxy forwarded.
+ * on the test classpath of every Hadoop profile), and the S3 operations the fault proxy
+ * forwarded.
  */
 final class HadoopS3 {
     static final String ENDPOINT = requireEnv("S3NATIVE_TEST_ENDPOINT");
@@ -131,7 +134,10 @@ final class HadoopS3 {
                 .map(S3Object::key).collect(Collectors.toCollection(ArrayList::new));
     }
 
-    /** The proxy's log: "METHOD query-shape" per request whose path contains {@code marker}. */
+    /**
+     * The S3 operations the proxy forwarded for paths containing {@code marker}, in the order
+     * it logged them (see {@link #operation}).
+     */
     static List<String> requests(String marker) throws IOException {
         if (PROXY == null) {
             throw new IllegalStateException("S3NATIVE_TEST_FAULT_PROXY is not set");
@@ -140,30 +146,75 @@ final class HadoopS3 {
         for (JsonNode e : JSON.readTree(get(PROXY + "/__fault/log"))) {
             String path = e.path("path").asText();
             if (path.contains(marker) || decode(path).contains(marker)) {
-                out.add(e.path("method").asText() + " " + shape(e.path("query").asText("")));
+                out.add(operation(e.path("method").asText(), path, e.path("query").asText("")));
             }
         }
         return out;
     }
 
-    /** A request's kind from its query: uploads, partNumber, uploadId, list-type, delete, or object. */
-    private static String shape(String query) {
-        if (query.contains("partNumber")) {
-            return "part";
+    /** Query parameters that do not make a request another operation (paging, listing options, the SDK's x-id). */
+    private static final Set<String> PLAIN_PARAMS = Set.of("x-id", "versionId", "partNumber", "prefix", "delimiter",
+            "marker", "max-keys", "encoding-type", "continuation-token", "start-after", "fetch-owner",
+            "key-marker", "upload-id-marker", "max-uploads", "max-parts", "part-number-marker");
+
+    /**
+     * The S3 operation (its API name: CreateMultipartUpload, UploadPart, PutObject, ...) of a
+     * path-style request, from its method, raw path and query, all the proxy logs. Headers are
+     * not logged, so a CopyObject or UploadPartCopy (x-amz-copy-source) would read as PutObject
+     * or UploadPart; the tests here copy nothing. Anything else reads as
+     * {@code "Unknown METHOD path?query"}, which no expected list holds.
+     */
+    static String operation(String method, String path, String query) {
+        Set<String> params = new HashSet<>();
+        for (String p : query.split("&")) {
+            if (!p.isEmpty()) {
+                params.add(decode(p.split("=", 2)[0]));
+            }
         }
-        if (query.contains("uploadId")) {
-            return "upload";
+        int slash = path.indexOf('/', 1); // path-style: /bucket or /bucket/key
+        boolean onObject = slash >= 0 && slash < path.length() - 1;
+        Set<String> others = new HashSet<>(params);
+        others.removeAll(PLAIN_PARAMS);
+        String m = method.toUpperCase(Locale.ROOT);
+        String op = null;
+        if (onObject) {
+            if (others.equals(Set.of("uploadId"))) {
+                op = switch (m) {
+                    case "PUT" -> params.contains("partNumber") ? "UploadPart" : null;
+                    case "POST" -> "CompleteMultipartUpload";
+                    case "DELETE" -> "AbortMultipartUpload";
+                    case "GET" -> "ListParts";
+                    default -> null;
+                };
+            } else if (others.equals(Set.of("uploads"))) {
+                op = m.equals("POST") ? "CreateMultipartUpload" : null;
+            } else if (others.isEmpty()) {
+                op = switch (m) {
+                    case "PUT" -> "PutObject";
+                    case "GET" -> "GetObject";
+                    case "HEAD" -> "HeadObject";
+                    case "DELETE" -> "DeleteObject";
+                    default -> null;
+                };
+            }
+        } else if (others.equals(Set.of("uploads"))) {
+            op = m.equals("GET") ? "ListMultipartUploads" : null;
+        } else if (others.equals(Set.of("list-type"))) {
+            op = m.equals("GET") && query.contains("list-type=2") ? "ListObjectsV2" : null;
+        } else if (others.equals(Set.of("delete"))) {
+            op = m.equals("POST") ? "DeleteObjects" : null;
+        } else if (others.equals(Set.of("location"))) {
+            op = m.equals("GET") ? "GetBucketLocation" : null;
+        } else if (others.isEmpty()) {
+            op = switch (m) {
+                case "GET" -> "ListObjects";
+                case "HEAD" -> "HeadBucket";
+                case "PUT" -> "CreateBucket";
+                case "DELETE" -> "DeleteBucket";
+                default -> null;
+            };
         }
-        if (query.contains("uploads")) {
-            return "uploads";
-        }
-        if (query.contains("list-type") || query.contains("prefix")) {
-            return "list";
-        }
-        if (query.contains("delete")) {
-            return "delete";
-        }
-        return "object";
+        return op != null ? op : "Unknown " + m + " " + path + (query.isEmpty() ? "" : "?" + query);
     }
 
     /** Percent-decoding of a path or query part ('+' stays '+'). */
