@@ -76,12 +76,14 @@ class InterruptTest {
         assertNotNull(e, "the write must not succeed");
         assertInstanceOf(InterruptedIOException.class, e);
         assertTrue(flag.get(), "interrupt flag set again");
-        // The stream is failed: a later close throws and never completes.
+        // The stream is failed: a later close (not interrupted itself) says so and never completes.
         Thread.interrupted();
         IOException again = org.junit.jupiter.api.Assertions.assertThrows(IOException.class, out::close);
-        assertNotNull(again);
+        assertFalse(again instanceof InterruptedIOException, "only the interrupted call reports the interrupt: " + again);
+        assertTrue(again.getMessage().contains("failed earlier") && again.getMessage().contains("interrupted"),
+                "the close names the earlier interrupt: " + again.getMessage());
         Thread.interrupted();
-        assertFalse(S3Test.exists(bucket, key));
+        assertFalse(S3Test.exists(bucket, key), "an interrupted writer never completes");
     }
 
     @Test

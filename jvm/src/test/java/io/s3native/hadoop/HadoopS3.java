@@ -3,15 +3,21 @@ package io.s3native.hadoop;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
+import java.net.URLDecoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.UUID;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -19,16 +25,41 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.IOUtils;
 
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.MultipartUpload;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
 /**
  * The local S3 server (scripts/s3-server.sh) for the Hadoop tests: configurations for stock
- * S3A and {@link NativeS3AFileSystem}, buckets, and what the server holds, read over plain
- * HTTP (moto does not check signatures) so no AWS SDK of either version is needed.
+ * S3A and {@link NativeS3AFileSystem}, buckets, what the server holds (read with AWS SDK v2,
+ * on the test classpath of every Hadoop profile), and the S3 operations the fault proxy
+ * forwarded.
  */
 final class HadoopS3 {
     static final String ENDPOINT = requireEnv("S3NATIVE_TEST_ENDPOINT");
     /** The fault proxy: its request log counts what each filesystem sent. */
     static final String PROXY = System.getenv("S3NATIVE_TEST_FAULT_PROXY");
     private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * An S3 client straight to the server (not through the proxy, so it is not in the log).
+     * AWS SDK v2 is on the test classpath of each profile: the s3 and url-connection-client
+     * modules with Hadoop 3.3 (as for io.s3native.S3Test), the bundle hadoop-aws uses with 3.4
+     * and 3.5. No HTTP client is named: each classpath has exactly one, and the SDK finds it
+     * (url-connection-client, or the bundle's Apache client). Only builder calls that every
+     * SDK version there (2.24 to 2.57) has.
+     */
+    private static final S3Client S3 = S3Client.builder()
+            .endpointOverride(URI.create(ENDPOINT))
+            .region(Region.US_EAST_1)
+            .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(
+                    System.getenv().getOrDefault("AWS_ACCESS_KEY_ID", "testing"),
+                    System.getenv().getOrDefault("AWS_SECRET_ACCESS_KEY", "testing"))))
+            .forcePathStyle(true)
+            .build();
 
     private HadoopS3() {
     }
@@ -44,10 +75,7 @@ final class HadoopS3 {
     /** A fresh bucket with a unique name. */
     static String newBucket(String what) throws IOException {
         String bucket = ("s3n-hadoop-" + what + "-" + UUID.randomUUID().toString().substring(0, 8)).toLowerCase(Locale.ROOT);
-        int status = send(HttpRequest.newBuilder(URI.create(ENDPOINT + "/" + bucket)).PUT(HttpRequest.BodyPublishers.noBody()));
-        if (status != 200) {
-            throw new IOException("creating bucket " + bucket + ": HTTP " + status);
-        }
+        S3.createBucket(b -> b.bucket(bucket));
         return bucket;
     }
 
@@ -94,70 +122,104 @@ final class HadoopS3 {
         return b;
     }
 
-    /** Keys of the multipart uploads in progress under {@code prefix}. */
-    static List<String> uploads(String bucket, String prefix) throws IOException {
-        String xml = get(ENDPOINT + "/" + bucket + "?uploads&prefix=" + prefix);
-        return all(xml, "<Key>([^<]*)</Key>");
+    /** Keys of the multipart uploads in progress under {@code prefix} (ListMultipartUploads); a new, modifiable list. */
+    static List<String> uploads(String bucket, String prefix) {
+        return S3.listMultipartUploadsPaginator(b -> b.bucket(bucket).prefix(prefix)).uploads().stream()
+                .map(MultipartUpload::key).collect(Collectors.toCollection(ArrayList::new));
     }
 
-    /** Object keys under {@code prefix}. */
-    static List<String> keys(String bucket, String prefix) throws IOException {
-        String xml = get(ENDPOINT + "/" + bucket + "?list-type=2&prefix=" + prefix);
-        return all(xml, "<Key>([^<]*)</Key>");
+    /** Object keys under {@code prefix} (ListObjectsV2); a new, modifiable list. */
+    static List<String> keys(String bucket, String prefix) {
+        return S3.listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix)).contents().stream()
+                .map(S3Object::key).collect(Collectors.toCollection(ArrayList::new));
     }
 
-    /** The proxy's log: "METHOD query-shape" per request whose path contains {@code marker}. */
+    /**
+     * The S3 operations the proxy forwarded for paths containing {@code marker}, in the order
+     * it logged them (see {@link #operation}).
+     */
     static List<String> requests(String marker) throws IOException {
         if (PROXY == null) {
             throw new IllegalStateException("S3NATIVE_TEST_FAULT_PROXY is not set");
         }
-        String json = get(PROXY + "/__fault/log");
         List<String> out = new ArrayList<>();
-        Matcher m = Pattern.compile("\\{[^{}]*\\}").matcher(json);
-        while (m.find()) {
-            String e = m.group();
-            String path = field(e, "path");
-            String query = field(e, "query");
-            if (path == null || !java.net.URLDecoder.decode(path, java.nio.charset.StandardCharsets.UTF_8).contains(marker)) {
-                continue;
+        for (JsonNode e : JSON.readTree(get(PROXY + "/__fault/log"))) {
+            String path = e.path("path").asText();
+            if (path.contains(marker) || decode(path).contains(marker)) {
+                out.add(operation(e.path("method").asText(), path, e.path("query").asText("")));
             }
-            out.add(field(e, "method") + " " + shape(query == null ? "" : query));
         }
         return out;
     }
 
-    /** A request's kind from its query: uploads, partNumber, uploadId, list-type, delete, or object. */
-    private static String shape(String query) {
-        if (query.contains("partNumber")) {
-            return "part";
+    /** Query parameters that do not make a request another operation (paging, listing options, the SDK's x-id). */
+    private static final Set<String> PLAIN_PARAMS = Set.of("x-id", "versionId", "partNumber", "prefix", "delimiter",
+            "marker", "max-keys", "encoding-type", "continuation-token", "start-after", "fetch-owner",
+            "key-marker", "upload-id-marker", "max-uploads", "max-parts", "part-number-marker");
+
+    /**
+     * The S3 operation (its API name: CreateMultipartUpload, UploadPart, PutObject, ...) of a
+     * path-style request, from its method, raw path and query, all the proxy logs. Headers are
+     * not logged, so a CopyObject or UploadPartCopy (x-amz-copy-source) would read as PutObject
+     * or UploadPart; the tests here copy nothing. Anything else reads as
+     * {@code "Unknown METHOD path?query"}, which no expected list holds.
+     */
+    static String operation(String method, String path, String query) {
+        Set<String> params = new HashSet<>();
+        for (String p : query.split("&")) {
+            if (!p.isEmpty()) {
+                params.add(decode(p.split("=", 2)[0]));
+            }
         }
-        if (query.contains("uploadId")) {
-            return "upload";
+        int slash = path.indexOf('/', 1); // path-style: /bucket or /bucket/key
+        boolean onObject = slash >= 0 && slash < path.length() - 1;
+        Set<String> others = new HashSet<>(params);
+        others.removeAll(PLAIN_PARAMS);
+        String m = method.toUpperCase(Locale.ROOT);
+        String op = null;
+        if (onObject) {
+            if (others.equals(Set.of("uploadId"))) {
+                op = switch (m) {
+                    case "PUT" -> params.contains("partNumber") ? "UploadPart" : null;
+                    case "POST" -> "CompleteMultipartUpload";
+                    case "DELETE" -> "AbortMultipartUpload";
+                    case "GET" -> "ListParts";
+                    default -> null;
+                };
+            } else if (others.equals(Set.of("uploads"))) {
+                op = m.equals("POST") ? "CreateMultipartUpload" : null;
+            } else if (others.isEmpty()) {
+                op = switch (m) {
+                    case "PUT" -> "PutObject";
+                    case "GET" -> "GetObject";
+                    case "HEAD" -> "HeadObject";
+                    case "DELETE" -> "DeleteObject";
+                    default -> null;
+                };
+            }
+        } else if (others.equals(Set.of("uploads"))) {
+            op = m.equals("GET") ? "ListMultipartUploads" : null;
+        } else if (others.equals(Set.of("list-type"))) {
+            op = m.equals("GET") && query.contains("list-type=2") ? "ListObjectsV2" : null;
+        } else if (others.equals(Set.of("delete"))) {
+            op = m.equals("POST") ? "DeleteObjects" : null;
+        } else if (others.equals(Set.of("location"))) {
+            op = m.equals("GET") ? "GetBucketLocation" : null;
+        } else if (others.isEmpty()) {
+            op = switch (m) {
+                case "GET" -> "ListObjects";
+                case "HEAD" -> "HeadBucket";
+                case "PUT" -> "CreateBucket";
+                case "DELETE" -> "DeleteBucket";
+                default -> null;
+            };
         }
-        if (query.contains("uploads")) {
-            return "uploads";
-        }
-        if (query.contains("list-type") || query.contains("prefix")) {
-            return "list";
-        }
-        if (query.contains("delete")) {
-            return "delete";
-        }
-        return "object";
+        return op != null ? op : "Unknown " + m + " " + path + (query.isEmpty() ? "" : "?" + query);
     }
 
-    private static String field(String json, String name) {
-        Matcher m = Pattern.compile("\"" + name + "\":\\s*\"([^\"]*)\"").matcher(json);
-        return m.find() ? m.group(1) : null;
-    }
-
-    private static List<String> all(String xml, String regex) {
-        List<String> out = new ArrayList<>();
-        Matcher m = Pattern.compile(regex).matcher(xml);
-        while (m.find()) {
-            out.add(m.group(1));
-        }
-        return out;
+    /** Percent-decoding of a path or query part ('+' stays '+'). */
+    private static String decode(String s) {
+        return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
     }
 
     private static String get(String url) throws IOException {
@@ -168,15 +230,6 @@ final class HadoopS3 {
                 throw new IOException("GET " + url + ": HTTP " + r.statusCode() + " " + r.body());
             }
             return r.body();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException(e);
-        }
-    }
-
-    private static int send(HttpRequest.Builder b) throws IOException {
-        try {
-            return HTTP.send(b.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(e);

@@ -26,7 +26,7 @@ class RequestCostTest {
     /** Two full 5 MiB parts and a short last one. */
     private static final int SIZE = 2 * 5 * 1024 * 1024 + 1000;
 
-    /** What one create and its close sent: request kinds ("METHOD shape", see HadoopS3.requests). */
+    /** What one create and its close sent: S3 operations (see HadoopS3.operation). */
     private static final class Cost {
         final List<String> create;
         final List<String> close;
@@ -95,12 +95,10 @@ class RequestCostTest {
         return m;
     }
 
-    private static int count(List<String> requests, String kind) {
-        return (int) requests.stream().filter(kind::equals).count();
-    }
-
-    private static int countMethod(List<String> requests, String method) {
-        return (int) requests.stream().filter(r -> r.startsWith(method + " ")).count();
+    /** How many of {@code requests} are one of {@code operations}. */
+    private static int count(List<String> requests, String... operations) {
+        List<String> ops = List.of(operations);
+        return (int) requests.stream().filter(ops::contains).count();
     }
 
     /** Hadoop 3.3.x: magic paths are marked by {@code __magic}; its S3A costs more (see below). */
@@ -116,15 +114,15 @@ class RequestCostTest {
     private static void assertMagicCost(Cost ours, int parts) {
         List<String> all = new ArrayList<>(ours.create);
         all.addAll(ours.close);
-        assertEquals(List.of("POST uploads"), ours.create, "create of a magic file initiates, as S3A: " + ours);
-        assertEquals(1, count(all, "POST uploads"), "one initiate: " + ours);
-        assertEquals(parts, count(all, "PUT part"), "parts: " + ours);
-        assertEquals(2, count(all, "PUT object"), "marker and .pending: " + ours);
-        assertEquals(0, countMethod(all, "DELETE") + count(all, "POST delete"), "deletes: " + ours);
-        assertEquals(0, countMethod(all, "HEAD") + count(all, "GET list"), "probes: " + ours);
-        assertEquals(0, count(all, "POST upload"), "completion: " + ours);
+        assertEquals(List.of("CreateMultipartUpload"), ours.create, "create of a magic file initiates, as S3A: " + ours);
+        assertEquals(1, count(all, "CreateMultipartUpload"), "one initiate: " + ours);
+        assertEquals(parts, count(all, "UploadPart"), "parts: " + ours);
+        assertEquals(2, count(all, "PutObject"), "marker and .pending: " + ours);
+        assertEquals(0, count(all, "DeleteObject", "DeleteObjects", "AbortMultipartUpload"), "deletes: " + ours);
+        assertEquals(0, count(all, "HeadObject", "HeadBucket", "ListObjectsV2", "ListObjects"), "probes: " + ours);
+        assertEquals(0, count(all, "CompleteMultipartUpload"), "completion: " + ours);
         assertEquals(parts + 3, all.size(), "nothing else: " + ours);
-        assertEquals(List.of("PUT object", "PUT object"), all.subList(all.size() - 2, all.size()),
+        assertEquals(List.of("PutObject", "PutObject"), all.subList(all.size() - 2, all.size()),
                 "marker, then .pending, come last: " + ours);
     }
 
@@ -142,12 +140,12 @@ class RequestCostTest {
         List<String> oursAll = new ArrayList<>(ours.create);
         oursAll.addAll(ours.close);
         if (line33()) {
-            assertEquals(List.of("GET list", "POST uploads"), stock.create, "stock 3.3 create: " + stock);
-            assertEquals(2, count(stock.close, "POST delete"), "stock 3.3 close: " + stock);
-            stockAll.remove("GET list");
-            stockAll.removeIf("POST delete"::equals);
+            assertEquals(List.of("ListObjectsV2", "CreateMultipartUpload"), stock.create, "stock 3.3 create: " + stock);
+            assertEquals(2, count(stock.close, "DeleteObjects"), "stock 3.3 close: " + stock);
+            stockAll.remove("ListObjectsV2");
+            stockAll.removeIf("DeleteObjects"::equals);
         } else {
-            assertEquals(List.of("POST uploads"), stock.create, "stock create: " + stock);
+            assertEquals(List.of("CreateMultipartUpload"), stock.create, "stock create: " + stock);
             assertEquals(stock.create, ours.create, "create: stock " + stock + " ours " + ours);
         }
         assertEquals(counts(stockAll), counts(oursAll), "stock " + stock + " ours " + ours);
@@ -168,7 +166,7 @@ class RequestCostTest {
         Cost stock = write(false, magicKey(), 0, true);
         Cost ours = write(true, magicKey(), 0, true);
         System.out.println("empty magic stock: " + stock + "\nempty magic ours:  " + ours);
-        assertEquals(List.of("PUT part", "PUT object", "PUT object"), ours.close,
+        assertEquals(List.of("UploadPart", "PutObject", "PutObject"), ours.close,
                 "one empty part, marker, .pending");
         assertMagicCost(ours, 1);
         assertStockMagicCost(stock, ours);
@@ -189,11 +187,11 @@ class RequestCostTest {
             Cost ours = write(true, "plain/dir/file.csv", 1000, overwrite);
             System.out.println("plain overwrite=" + overwrite + " stock: " + stock + "\nplain overwrite=" + overwrite
                     + " ours:  " + ours);
-            assertEquals(overwrite ? List.of("GET list") : List.of("HEAD object", "GET list"), ours.create,
+            assertEquals(overwrite ? List.of("ListObjectsV2") : List.of("HeadObject", "ListObjectsV2"), ours.create,
                     "create, overwrite=" + overwrite);
             assertEquals(stock.create, ours.create, "create, overwrite=" + overwrite);
             assertEquals(stock.close, ours.close, "close, overwrite=" + overwrite);
-            assertEquals(line33() ? List.of("PUT object", "POST delete") : List.of("PUT object"), ours.close,
+            assertEquals(line33() ? List.of("PutObject", "DeleteObjects") : List.of("PutObject"), ours.close,
                     "a small file is one PUT: " + ours);
         }
     }
