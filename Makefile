@@ -17,7 +17,7 @@ MVN ?= mvn -B -ntp
 # Where cargo puts the release library (honours CARGO_TARGET_DIR); Maven packs it from there.
 NATIVE_LIB_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target)/release)
 
-.PHONY: build test test-rust bench bench-build bench-smoke header-check server-install jar test-jvm test-hadoop hadoop-tests bench-jvm demo test-spark
+.PHONY: build test bench bench-build bench-smoke header-check symbols-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark
 
 build:
 	$(CARGO) build --release
@@ -30,13 +30,29 @@ header-check:
 	$(CARGO) build --quiet
 	git diff --exit-code -- native/include/s3native.h || { echo "native/include/s3native.h is stale: commit the regenerated header"; exit 1; }
 
+# The release library exports the C ABI and the JNI methods and no test hook. rustc also
+# exports the C ABI of dependencies (crc-fast's crc_fast_*, pulled in by object_store's
+# CRC64NVME checksums); those are listed here by name.
+SYMBOL_OK := ^(s3n_|Java_io_s3native_Native_|crc_fast_)
+SYMBOL_HOOKS := panicForTest|benchRustUpload|reset_peak
+symbols-check: build
+	syms=$$(nm -D --defined-only $(NATIVE_LIB_DIR)/libs3native.so | awk '{print $$3}')
+	if grep -E '$(SYMBOL_HOOKS)' <<<"$$syms"; then echo "the release library carries test hooks"; exit 1; fi
+	if grep -vE '$(SYMBOL_OK)' <<<"$$syms"; then echo "the release library exports symbols beyond its API"; exit 1; fi
+	echo "symbols-check: $$(grep -cE '^(s3n_|Java_)' <<<"$$syms") API symbols, no test hooks"
+
+# Rust tests run in a build with the test hooks (cargo feature test-hooks); the Java tests run
+# against the release library, as packed in the jar, except those tagged "hooks", which run
+# against the hook-enabled debug library `cargo test` built (hooks-tests-jvm).
+HOOKS_LIB := $(abspath $(or $(CARGO_TARGET_DIR),target)/debug/libs3native.so)
+
 test: server-install header-check
 	env=$$(scripts/s3-server.sh start) && eval "$$env"
 	trap 'scripts/s3-server.sh stop' EXIT
-	$(CARGO) test --no-fail-fast -- --test-threads=4
-	# The Java tests run against the release library, as packed in the jar.
-	$(CARGO) build --release
+	$(CARGO) test --features test-hooks --no-fail-fast -- --test-threads=4
+	$(MAKE) --no-print-directory symbols-check
 	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
+	$(MAKE) --no-print-directory hooks-tests-jvm
 	$(MAKE) --no-print-directory hadoop-tests
 	$(MAKE) --no-print-directory test-spark
 	$(MAKE) --no-print-directory bench-smoke
@@ -52,6 +68,12 @@ test-jvm: server-install build
 	env=$$(scripts/s3-server.sh start) && eval "$$env"
 	trap 'scripts/s3-server.sh stop' EXIT
 	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
+
+# The Java tests that need the test hooks, against the hook-enabled library (server up).
+hooks-tests-jvm:
+	$(CARGO) build --features test-hooks
+	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dtest='HooksTest' \
+	  -Ds3native.test.excludedGroups= -Ds3native.test.jvmargs=-Ds3native.library.path=$(HOOKS_LIB)
 
 # The Hadoop layer (io.s3native.hadoop) against each Hadoop line: 3.3.4 (SDK v1), 3.4.1 and
 # 3.5.0 (SDK v2), one Maven profile each; starts the local S3 server like `test`.
@@ -105,7 +127,12 @@ bench-smoke: bench-build
 BENCH_JVM_SERVER := python3 tests/support/local_s3.py
 BENCH_JVM_STATE := --state target/bench-jvm-server
 
+# The JMH comparison with the Rust API alone calls a test hook (benchRustUpload): the
+# benchmarks load a release build with the hooks (target/hooks/), not the jar's library.
+HOOKS_RELEASE_LIB := $(abspath target/hooks/release/libs3native.so)
+
 bench-jvm: jar $(S3S_FS)
+	$(CARGO) build --release --features test-hooks --target-dir target/hooks
 	$(BENCH_JVM_SERVER) stop $(BENCH_JVM_STATE)  # one left by an interrupted run
 	trap '$(BENCH_JVM_SERVER) stop $(BENCH_JVM_STATE); rm -rf $(BENCH_ROOT)-jvm' EXIT
 	rm -rf $(BENCH_ROOT)-jvm && mkdir -p $(BENCH_ROOT)-jvm/s3native-bench
@@ -114,7 +141,8 @@ bench-jvm: jar $(S3S_FS)
 	$(MVN) -q -f jvm/pom.xml test-compile dependency:build-classpath -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dmdep.includeScope=test -Dmdep.outputFile=target/bench.classpath
 	S3NATIVE_TEST_ACCESS_KEY=bench S3NATIVE_TEST_SECRET_KEY=benchsecret \
 	  S3NATIVE_TEST_BUCKET=s3native-bench \
-	  java -cp jvm/target/test-classes:jvm/target/classes:$$(cat jvm/target/bench.classpath) org.openjdk.jmh.Main $(JMH_ARGS)
+	  java -Ds3native.library.path=$(HOOKS_RELEASE_LIB) -cp jvm/target/test-classes:jvm/target/classes:$$(cat jvm/target/bench.classpath) \
+	  org.openjdk.jmh.Main $(JMH_ARGS) -jvmArgsAppend -Ds3native.library.path=$(HOOKS_RELEASE_LIB)
 
 # Spark (scripts/spark-*.sh, spark/): pyspark from PyPI and the hadoop-aws, AWS SDK and
 # spark-hadoop-cloud jars from Maven Central, cached under target/spark/. Each starts its
