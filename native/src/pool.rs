@@ -380,24 +380,10 @@ struct CountingService(HttpClient);
 #[async_trait]
 impl HttpService for CountingService {
     async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
-        let kind = request_kind(req.method().as_str(), req.uri().query().unwrap_or(""));
+        let kind = RequestKind::classify(req.method().as_str(), req.uri().query().unwrap_or(""));
         global_stats().wire_request(kind);
         let _ = REQUEST_STATS.try_with(|r| r.wire_request(kind));
         self.0.execute(req).await
-    }
-}
-
-/// Classify an S3 request by method and query string.
-pub(crate) fn request_kind(method: &str, query: &str) -> RequestKind {
-    let has = |name: &str| query.split('&').any(|p| p == name || p.starts_with(&format!("{name}=")));
-    match method {
-        "POST" if has("uploads") => RequestKind::CreateMultipartUpload,
-        "POST" if has("uploadId") => RequestKind::CompleteMultipartUpload,
-        "PUT" if has("partNumber") => RequestKind::UploadPart,
-        "PUT" if query.is_empty() => RequestKind::PutObject,
-        "DELETE" if has("uploadId") => RequestKind::AbortMultipartUpload,
-        "HEAD" => RequestKind::HeadObject,
-        _ => RequestKind::Other,
     }
 }
 
@@ -506,17 +492,5 @@ mod tests {
         drop(uploading);
         assert_eq!(b.snapshot().used, 0);
         drop(b.acquire(1 << 20, &|| Ok(())).unwrap());
-    }
-
-    #[test]
-    fn classifies_requests() {
-        assert_eq!(request_kind("POST", "uploads"), RequestKind::CreateMultipartUpload);
-        assert_eq!(request_kind("POST", "uploads="), RequestKind::CreateMultipartUpload);
-        assert_eq!(request_kind("PUT", "partNumber=3&uploadId=x"), RequestKind::UploadPart);
-        assert_eq!(request_kind("POST", "uploadId=x"), RequestKind::CompleteMultipartUpload);
-        assert_eq!(request_kind("DELETE", "uploadId=x"), RequestKind::AbortMultipartUpload);
-        assert_eq!(request_kind("PUT", ""), RequestKind::PutObject);
-        assert_eq!(request_kind("HEAD", ""), RequestKind::HeadObject);
-        assert_eq!(request_kind("GET", "list-type=2"), RequestKind::Other);
     }
 }

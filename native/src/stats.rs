@@ -25,6 +25,37 @@ pub enum RequestKind {
     Other,
 }
 
+impl RequestKind {
+    /// Classify an S3 request by its method and query string (without the `?`), as the
+    /// statistics count it: the same rule for the library and for anyone reading a log
+    /// of its requests.
+    pub fn classify(method: &str, query: &str) -> RequestKind {
+        let has = |name: &str| query.split('&').any(|p| p == name || p.starts_with(&format!("{name}=")));
+        match method {
+            "POST" if has("uploads") => RequestKind::CreateMultipartUpload,
+            "POST" if has("uploadId") => RequestKind::CompleteMultipartUpload,
+            "PUT" if has("partNumber") => RequestKind::UploadPart,
+            "PUT" if query.is_empty() => RequestKind::PutObject,
+            "DELETE" if has("uploadId") => RequestKind::AbortMultipartUpload,
+            "HEAD" => RequestKind::HeadObject,
+            _ => RequestKind::Other,
+        }
+    }
+
+    /// S3's name of the operation ("UploadPart", ...), or "Other".
+    pub fn name(self) -> &'static str {
+        match self {
+            RequestKind::CreateMultipartUpload => "CreateMultipartUpload",
+            RequestKind::UploadPart => "UploadPart",
+            RequestKind::CompleteMultipartUpload => "CompleteMultipartUpload",
+            RequestKind::AbortMultipartUpload => "AbortMultipartUpload",
+            RequestKind::PutObject => "PutObject",
+            RequestKind::HeadObject => "HeadObject",
+            RequestKind::Other => "Other",
+        }
+    }
+}
+
 const KINDS: usize = 7;
 
 /// Requests sent, by kind.
@@ -302,5 +333,21 @@ mod tests {
         assert!((49_000..=51_000).contains(&s.p50_us), "{s:?}");
         assert!((98_000..=100_500).contains(&s.p99_us), "{s:?}");
         assert!((99_000..=100_500).contains(&s.max_us), "{s:?}");
+    }
+
+    #[test]
+    fn classifies_requests() {
+        assert_eq!(RequestKind::classify("POST", "uploads"), RequestKind::CreateMultipartUpload);
+        assert_eq!(RequestKind::classify("POST", "uploads="), RequestKind::CreateMultipartUpload);
+        assert_eq!(RequestKind::classify("PUT", "partNumber=3&uploadId=x"), RequestKind::UploadPart);
+        assert_eq!(RequestKind::classify("POST", "uploadId=x"), RequestKind::CompleteMultipartUpload);
+        assert_eq!(RequestKind::classify("DELETE", "uploadId=x"), RequestKind::AbortMultipartUpload);
+        assert_eq!(RequestKind::classify("PUT", ""), RequestKind::PutObject);
+        assert_eq!(RequestKind::classify("HEAD", ""), RequestKind::HeadObject);
+        assert_eq!(RequestKind::classify("GET", "list-type=2"), RequestKind::Other);
+        assert_eq!(RequestKind::classify("PUT", "tagging"), RequestKind::Other);
+        assert_eq!(RequestKind::UploadPart.name(), "UploadPart");
+        assert_eq!(RequestKind::CompleteMultipartUpload.name(), "CompleteMultipartUpload");
+        assert_eq!(RequestKind::Other.name(), "Other");
     }
 }
