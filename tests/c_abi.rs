@@ -36,6 +36,7 @@ fn compile() -> PathBuf {
 
 #[test]
 fn a_c_program_writes_through_the_header() {
+    require_server!();
     let exe = compile();
     let tb = TestBucket::new("c_abi");
     for (name, len) in [("small", 1000usize), ("multipart", PART + 12345)] {

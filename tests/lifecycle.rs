@@ -12,6 +12,7 @@ use serde_json::json;
 
 #[test]
 fn close_twice_returns_the_same_result() {
+    require_server!();
     let tb = TestBucket::new("close_twice_returns_the_same_result");
     for (name, len) in [("small", 100), ("multipart", PART + 100)] {
         let key = tb.key(name);
@@ -29,6 +30,7 @@ fn close_twice_returns_the_same_result() {
 
 #[test]
 fn write_after_close_is_a_state_error() {
+    require_server!();
     let tb = TestBucket::new("write_after_close_is_a_state_error");
     for (name, mode) in [("publish", Mode::Publish), ("deferred", Mode::Deferred)] {
         let key = tb.key(name);
@@ -45,6 +47,7 @@ fn write_after_close_is_a_state_error() {
 
 #[test]
 fn abort_then_close_fails_and_leaves_nothing() {
+    require_server!();
     let tb = TestBucket::new("abort_then_close_fails");
     let key = tb.key("aborted");
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
@@ -64,6 +67,7 @@ fn abort_then_close_fails_and_leaves_nothing() {
 
 #[test]
 fn abort_after_close_keeps_the_object() {
+    require_server!();
     let tb = TestBucket::new("abort_after_close_keeps_the_object");
     let key = tb.key("kept");
     let content = data(28, PART + 1);
@@ -81,6 +85,7 @@ fn abort_after_close_keeps_the_object() {
 
 #[test]
 fn abort_before_any_request_sends_nothing() {
+    require_server!();
     let tb = TestBucket::new("abort_before_any_request");
     let key = tb.key("small");
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
@@ -93,6 +98,7 @@ fn abort_before_any_request_sends_nothing() {
 
 #[test]
 fn dropped_writer_aborts_its_upload() {
+    require_server!();
     let tb = TestBucket::new("dropped_writer_aborts_its_upload");
     let key = tb.key("dropped");
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
@@ -111,6 +117,7 @@ fn dropped_writer_aborts_its_upload() {
 
 #[test]
 fn writer_dropped_on_an_async_runtime_thread_aborts_its_upload() {
+    require_server!();
     let tb = TestBucket::new("dropped_on_async_runtime");
     let key = tb.key("dropped");
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
@@ -124,6 +131,7 @@ fn writer_dropped_on_an_async_runtime_thread_aborts_its_upload() {
 
 #[test]
 fn abort_handle_from_another_thread_while_parts_are_in_flight() {
+    require_server!();
     let tb = TestBucket::new("abort_handle_while_in_flight");
     let proxy = FaultProxy::take();
     let key = tb.key("in-flight");
@@ -158,6 +166,7 @@ fn abort_handle_from_another_thread_while_parts_are_in_flight() {
 /// An abort while close waits for the last parts wins: close fails and never completes.
 #[test]
 fn abort_during_close_means_close_never_completes() {
+    require_server!();
     let tb = TestBucket::new("abort_during_close");
     let proxy = FaultProxy::take();
     let key = tb.key("raced");
@@ -192,6 +201,7 @@ fn assert_part_one_denied(e: &s3native::Error) {
 
 #[test]
 fn a_failed_part_fails_the_next_write() {
+    require_server!();
     let tb = TestBucket::new("a_failed_part_fails_the_next_write");
     let proxy = FaultProxy::take();
     let key = tb.key("failed");
@@ -217,6 +227,7 @@ fn a_failed_part_fails_the_next_write() {
 
 #[test]
 fn after_a_failure_every_call_fails_with_the_first_failure() {
+    require_server!();
     let tb = TestBucket::new("after_a_failure_every_call_fails");
     let proxy = FaultProxy::take();
     let key = tb.key("failed");
@@ -259,6 +270,7 @@ fn wait_until_nothing_left(tb: &TestBucket, key: &str) {
 /// and the upload is aborted (s3-rules.md, failure kind 2).
 #[test]
 fn interrupted_close_never_reports_success() {
+    require_server!();
     let tb = TestBucket::new("interrupted_close");
     let proxy = FaultProxy::take();
     let key = tb.key("interrupted");
@@ -283,6 +295,7 @@ fn interrupted_close_never_reports_success() {
 /// A write blocked on the writer's parts in flight can be interrupted too.
 #[test]
 fn interrupted_write_fails_and_aborts() {
+    require_server!();
     let tb = TestBucket::new("interrupted_write");
     let proxy = FaultProxy::take();
     let key = tb.key("interrupted");
@@ -316,6 +329,7 @@ fn interrupted_write_fails_and_aborts() {
 /// that write create an upload afterwards: the write fails and nothing is left.
 #[test]
 fn abort_during_a_write_leaves_no_upload() {
+    require_server!();
     let tb = TestBucket::new("abort_during_write");
     let key = tb.key("raced");
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");

@@ -55,6 +55,7 @@ fn assert_multipart(tb: &TestBucket, key: &str, r: &UploadResult, parts: usize) 
 
 #[test]
 fn empty_object_is_one_put() {
+    require_server!();
     let tb = TestBucket::new("empty_object_is_one_put");
     let key = tb.key("empty");
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
@@ -66,6 +67,7 @@ fn empty_object_is_one_put() {
 
 #[test]
 fn one_byte_is_one_put() {
+    require_server!();
     let tb = TestBucket::new("one_byte_is_one_put");
     let (key, r) = publish(&tb, "one", &data(1, 1), 1);
     assert_single_put(&tb, &key, &r);
@@ -73,6 +75,7 @@ fn one_byte_is_one_put() {
 
 #[test]
 fn just_under_one_part_is_one_put() {
+    require_server!();
     let tb = TestBucket::new("just_under_one_part_is_one_put");
     let (key, r) = publish(&tb, "under", &data(2, PART - 1), PART);
     assert_single_put(&tb, &key, &r);
@@ -80,6 +83,7 @@ fn just_under_one_part_is_one_put() {
 
 #[test]
 fn exactly_one_part_is_one_put() {
+    require_server!();
     let tb = TestBucket::new("exactly_one_part_is_one_put");
     let (key, r) = publish(&tb, "exact", &data(3, PART), PART);
     assert_single_put(&tb, &key, &r);
@@ -87,6 +91,7 @@ fn exactly_one_part_is_one_put() {
 
 #[test]
 fn one_byte_over_a_part_is_two_parts() {
+    require_server!();
     let tb = TestBucket::new("one_byte_over_a_part_is_two_parts");
     let (key, r) = publish(&tb, "over", &data(4, PART + 1), PART + 1);
     assert_multipart(&tb, &key, &r, 2);
@@ -94,6 +99,7 @@ fn one_byte_over_a_part_is_two_parts() {
 
 #[test]
 fn exactly_two_parts_has_no_empty_third_part() {
+    require_server!();
     let tb = TestBucket::new("exactly_two_parts");
     let (key, r) = publish(&tb, "two", &data(9, 2 * PART), PART);
     assert_multipart(&tb, &key, &r, 2);
@@ -101,6 +107,7 @@ fn exactly_two_parts_has_no_empty_third_part() {
 
 #[test]
 fn three_parts_and_a_tail() {
+    require_server!();
     let tb = TestBucket::new("three_parts_and_a_tail");
     let content = data(5, 3 * PART + 12_345);
     let (key, r) = publish(&tb, "three", &content, content.len());
@@ -110,6 +117,7 @@ fn three_parts_and_a_tail() {
 
 #[test]
 fn many_small_writes_across_parts() {
+    require_server!();
     let tb = TestBucket::new("many_small_writes_across_parts");
     // 3.5 parts in 1 KiB writes: parts are cut at exact part boundaries inside the stream.
     let content = data(6, 3 * PART + PART / 2);
@@ -120,6 +128,7 @@ fn many_small_writes_across_parts() {
 
 #[test]
 fn ragged_writes_across_parts() {
+    require_server!();
     let tb = TestBucket::new("ragged_writes_across_parts");
     // Writes of varying sizes (1 B .. 1.5 MiB), some straddling part boundaries.
     let content = data(7, 2 * PART + 777);
@@ -142,6 +151,7 @@ fn ragged_writes_across_parts() {
 
 #[test]
 fn content_encoding_and_storage_class_reach_the_object() {
+    require_server!();
     let tb = TestBucket::new("content_encoding_and_storage_class");
     let settings = tb
         .settings()
@@ -180,6 +190,7 @@ fn deferred(tb: &TestBucket, key: &str, content: &[u8]) -> UploadResult {
 
 #[test]
 fn deferred_then_complete_from_json() {
+    require_server!();
     let tb = TestBucket::new("deferred_then_complete_from_json");
     let key = tb.key("deferred");
     let content = data(10, 2 * PART + 100);
@@ -202,6 +213,7 @@ fn deferred_then_complete_from_json() {
 
 #[test]
 fn deferred_small_data_is_one_part() {
+    require_server!();
     let tb = TestBucket::new("deferred_small_data_is_one_part");
     let key = tb.key("small");
     let content = data(11, 1000);
@@ -214,6 +226,7 @@ fn deferred_small_data_is_one_part() {
 
 #[test]
 fn deferred_empty_is_one_empty_part() {
+    require_server!();
     let tb = TestBucket::new("deferred_empty_is_one_empty_part");
     let key = tb.key("empty");
     let r = deferred(&tb, &key, b"");
@@ -225,6 +238,7 @@ fn deferred_empty_is_one_empty_part() {
 
 #[test]
 fn deferred_then_abort() {
+    require_server!();
     let tb = TestBucket::new("deferred_then_abort");
     let key = tb.key("aborted");
     let r = deferred(&tb, &key, &data(12, PART + 1));
@@ -260,6 +274,7 @@ fn assert_checksums(r: &UploadResult, algorithm: &str, parts: usize) {
 
 #[test]
 fn checksummed_parts_round_trip_in_both_modes() {
+    require_server!();
     let tb = TestBucket::new("checksummed_parts_round_trip");
     for (mode_setting, algorithm) in [("sha256", "SHA256"), ("crc64nvme", "CRC64NVME")] {
         let settings = tb.settings().with("fs.s3a.native.checksum", mode_setting);
@@ -284,6 +299,7 @@ fn checksummed_parts_round_trip_in_both_modes() {
 
 #[test]
 fn unsigned_payload_round_trip() {
+    require_server!();
     let tb = TestBucket::new("unsigned_payload_round_trip");
     let settings = tb.settings().with("fs.s3a.native.payload.signing", "false");
     let key = tb.key("unsigned");
