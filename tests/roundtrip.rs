@@ -3,8 +3,9 @@
 
 mod common;
 
-use common::{data, TestBucket, PART};
+use common::{data, FaultProxy, ProxyLogEntry, TestBucket, PART};
 use s3native::{ErrorKind, Mode, UploadResult, Writer};
+use serde_json::json;
 
 /// Write `content` to a fresh object in Publish mode, in writes of `chunk` bytes; check it
 /// reads back identical and return the result.
@@ -256,56 +257,159 @@ fn deferred_then_abort() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Per-part checksums and unsigned payloads
+// Per-part checksums and unsigned payloads, checked on the wire (the fault proxy's log)
 
-/// The parts' checksums come back in UploadPart's answer. S3 echoes the `x-amz-checksum-*`
-/// header it was sent; moto 5.2 echoes it only when the request also carries the AWS
-/// SDKs' `x-amz-sdk-checksum-algorithm`, which object_store does not send, so on moto the
-/// result carries no checksums and only the round trip itself is checked.
+/// The bytes of part `n` (1-based) of `content`.
+fn part_bytes(content: &[u8], n: u32) -> &[u8] {
+    let start = (n as usize - 1) * PART;
+    &content[start..(start + PART).min(content.len())]
+}
+
+/// S3's checksum of `bytes` for `algorithm` (`SHA256` or `CRC64NVME`): base64 of the
+/// digest, the CRC big-endian.
+fn s3_checksum(algorithm: &str, bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let digest = match algorithm {
+        "SHA256" => sha2::Sha256::digest(bytes).to_vec(),
+        "CRC64NVME" => crc::Crc::<u64>::new(&crc::CRC_64_NVME).checksum(bytes).to_be_bytes().to_vec(),
+        _ => panic!("no checksum {algorithm}"),
+    };
+    base64::engine::general_purpose::STANDARD.encode(digest)
+}
+
+/// The logged UploadParts of `key`, one per part, in part order (no retries expected).
+fn logged_parts(proxy: &FaultProxy, key: &str, parts: usize) -> Vec<ProxyLogEntry> {
+    let mut logged = proxy.requests(key, "UploadPart");
+    logged.sort_by_key(|e| e.part_number());
+    let numbers: Vec<_> = logged.iter().map(|e| (e.part_number(), e.status)).collect();
+    let expected: Vec<_> = (1..=parts as u32).map(|n| (Some(n), Some(200))).collect();
+    assert_eq!(numbers, expected, "one successful UploadPart per part");
+    logged
+}
+
+/// The writer sent each part of `content` with S3's `x-amz-checksum-<algorithm>` header
+/// and the right value (and no other algorithm's), announced the algorithm when it created
+/// the upload, and reports those checksums in `r`; returns them.
 #[track_caller]
-fn assert_checksums(r: &UploadResult, algorithm: &str, parts: usize) {
-    if !r.checksums.is_empty() {
-        assert_eq!(r.checksums.len(), parts, "one checksum per part: {r:?}");
-        assert_eq!(r.checksum_algorithm.as_deref(), Some(algorithm), "{r:?}");
-    } else {
-        assert_eq!(r.checksum_algorithm, None, "no algorithm without checksums: {r:?}");
+fn assert_checksums_sent(proxy: &FaultProxy, key: &str, content: &[u8], algorithm: &str, r: &UploadResult) -> Vec<String> {
+    let parts = content.len().div_ceil(PART);
+    let header = format!("x-amz-checksum-{}", algorithm.to_ascii_lowercase());
+    let other = if algorithm == "SHA256" { "x-amz-checksum-crc64nvme" } else { "x-amz-checksum-sha256" };
+    let mut expected = Vec::new();
+    for e in logged_parts(proxy, key, parts) {
+        let n = e.part_number().unwrap();
+        let want = s3_checksum(algorithm, part_bytes(content, n));
+        assert_eq!(e.header(&header), Some(want.as_str()), "part {n}: {header}");
+        assert_eq!(e.header(other), None, "part {n}: only the {algorithm} checksum");
+        expected.push(want);
+    }
+    let creates = proxy.requests(key, "CreateMultipartUpload");
+    assert_eq!(creates.len(), 1);
+    assert_eq!(creates[0].header("x-amz-checksum-algorithm"), Some(algorithm), "CreateMultipartUpload names the algorithm");
+    assert_eq!(r.checksums, expected, "the result carries the parts' checksums");
+    assert_eq!(r.checksum_algorithm.as_deref(), Some(algorithm));
+    expected
+}
+
+/// The key's CompleteMultipartUpload carried each part's checksum in S3's
+/// `<Checksum{ALGORITHM}>` element.
+#[track_caller]
+fn assert_complete_carries(proxy: &FaultProxy, key: &str, algorithm: &str, checksums: &[String]) {
+    let completes = proxy.requests(key, "CompleteMultipartUpload");
+    assert_eq!(completes.len(), 1, "one Complete");
+    let body = completes[0].body.as_deref().expect("the Complete body is logged");
+    for (i, sum) in checksums.iter().enumerate() {
+        let element = format!("<Checksum{algorithm}>{sum}</Checksum{algorithm}>");
+        assert!(body.contains(&element), "part {}: {element} in the Complete body: {body}", i + 1);
     }
 }
 
+/// With `fs.s3a.native.checksum`, every part goes out with S3's checksum header of its
+/// bytes, the result carries the checksums (also through its JSON form), and Complete
+/// sends them back, in Publish and in Deferred mode. S3 echoes a part's checksum in the
+/// UploadPart answer; moto 5.2 does so only when the request also carries the AWS SDKs'
+/// `x-amz-sdk-checksum-algorithm`, which object_store does not send, so the proxy's
+/// `echo_checksum` gives the answer S3 would (it adds nothing when the server echoes).
 #[test]
 fn checksummed_parts_round_trip_in_both_modes() {
     require_server!();
     let tb = TestBucket::new("checksummed_parts_round_trip");
+    let proxy = FaultProxy::take();
     for (mode_setting, algorithm) in [("sha256", "SHA256"), ("crc64nvme", "CRC64NVME")] {
-        let settings = tb.settings().with("fs.s3a.native.checksum", mode_setting);
+        let settings = tb.proxied_settings().with("fs.s3a.native.checksum", mode_setting);
         let content = data(13, PART + 10);
 
         let key = tb.key(&format!("{mode_setting}-publish"));
+        proxy.add_rule(json!({"match": {"method": "PUT", "query_has": "partNumber", "path_contains": key},
+                              "action": "echo_checksum", "count": -1}));
         let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &settings).expect("open");
         w.write(&content).expect("write");
         let r = w.close().expect("close");
-        assert_checksums(&r, algorithm, 2);
+        let sums = assert_checksums_sent(&proxy, &key, &content, algorithm, &r);
+        assert_complete_carries(&proxy, &key, algorithm, &sums);
         tb.assert_object(&key, &content);
 
         let key = tb.key(&format!("{mode_setting}-deferred"));
+        proxy.add_rule(json!({"match": {"method": "PUT", "query_has": "partNumber", "path_contains": key},
+                              "action": "echo_checksum", "count": -1}));
         let mut w = Writer::open(&tb.bucket, &key, Mode::Deferred, &settings).expect("open");
         w.write(&content).expect("write");
-        let r = UploadResult::from_json(&w.close().expect("close").to_json()).expect("from_json");
-        assert_checksums(&r, algorithm, 2);
+        let closed = w.close().expect("close");
+        let r = UploadResult::from_json(&closed.to_json()).expect("from_json");
+        assert_eq!(r, closed, "the checksums survive the JSON form");
+        let sums = assert_checksums_sent(&proxy, &key, &content, algorithm, &r);
+        assert!(proxy.requests(&key, "CompleteMultipartUpload").is_empty(), "deferred: no Complete at close");
         s3native::complete(&r, &settings).expect("complete");
+        assert_complete_carries(&proxy, &key, algorithm, &sums);
         tb.assert_object(&key, &content);
     }
 }
 
+/// Without `fs.s3a.native.checksum` no part carries a checksum and the result has none.
+#[test]
+fn no_checksum_by_default() {
+    require_server!();
+    let tb = TestBucket::new("no_checksum_by_default");
+    let proxy = FaultProxy::take();
+    let key = tb.key("plain");
+    let content = data(15, PART + 10);
+    let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.proxied_settings()).expect("open");
+    w.write(&content).expect("write");
+    let r = w.close().expect("close");
+    for e in logged_parts(&proxy, &key, 2) {
+        let sums: Vec<_> = e.headers.keys().filter(|h| h.starts_with("x-amz-checksum-")).collect();
+        assert!(sums.is_empty(), "part {:?} carries {sums:?}", e.part_number());
+    }
+    assert_eq!((r.checksums.len(), r.checksum_algorithm.as_deref()), (0, None), "{r:?}");
+    tb.assert_object(&key, &content);
+}
+
+/// `fs.s3a.native.payload.signing`: false sends every part as `UNSIGNED-PAYLOAD`, true
+/// signs it with the hex SHA-256 of its bytes (`x-amz-content-sha256`); both round trip.
 #[test]
 fn unsigned_payload_round_trip() {
     require_server!();
     let tb = TestBucket::new("unsigned_payload_round_trip");
-    let settings = tb.settings().with("fs.s3a.native.payload.signing", "false");
-    let key = tb.key("unsigned");
+    let proxy = FaultProxy::take();
     let content = data(14, PART + 10);
-    let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &settings).expect("open");
-    w.write(&content).expect("write");
-    w.close().expect("close");
-    tb.assert_object(&key, &content);
+    for signing in ["false", "true"] {
+        let settings = tb.proxied_settings().with("fs.s3a.native.payload.signing", signing);
+        let key = tb.key(&format!("signing-{signing}"));
+        let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &settings).expect("open");
+        w.write(&content).expect("write");
+        w.close().expect("close");
+        tb.assert_object(&key, &content);
+        for e in logged_parts(&proxy, &key, 2) {
+            let n = e.part_number().unwrap();
+            let want = match signing {
+                "false" => "UNSIGNED-PAYLOAD".to_string(),
+                _ => {
+                    use sha2::Digest as _;
+                    sha2::Sha256::digest(part_bytes(&content, n)).iter().map(|b| format!("{b:02x}")).collect()
+                }
+            };
+            assert_eq!(e.header("x-amz-content-sha256"), Some(want.as_str()), "signing={signing}, part {n}");
+        }
+    }
 }
