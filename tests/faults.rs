@@ -52,7 +52,7 @@ fn part_failing_once_is_retried() {
     let content = data(40, 2 * PART + 100);
     let r = write_through_proxy(&tb, &key, &tb.proxied_settings(), &content).expect("a retried part succeeds");
     tb.assert_object(&key, &content);
-    assert!(r.statistics.retries >= 1, "{:?}", r.statistics);
+    assert_eq!(r.statistics.retries, 1, "{:?}", r.statistics);
     assert_eq!(r.statistics.requests.upload_part, 4, "3 parts + 1 retry");
     assert_eq!(r.etags.len(), 3);
     let part2 = part(proxy.requests(&key, "UploadPart"), 2);
@@ -71,7 +71,7 @@ fn part_answer_lost_after_the_server_stored_it_is_retried() {
     let content = data(41, PART + 100);
     let r = write_through_proxy(&tb, &key, &tb.proxied_settings(), &content).expect("close");
     tb.assert_object(&key, &content);
-    assert!(r.statistics.retries >= 1, "{:?}", r.statistics);
+    assert_eq!(r.statistics.retries, 1, "{:?}", r.statistics);
     let part1 = part(proxy.requests(&key, "UploadPart"), 1);
     assert_eq!(outcomes(&part1), [(Some("status_after_forward"), Some(503)), (None, Some(200))]);
 }
@@ -88,7 +88,7 @@ fn dropped_connection_on_a_part_is_retried() {
     let content = data(42, 2 * PART + 1);
     let r = write_through_proxy(&tb, &key, &tb.proxied_settings(), &content).expect("close");
     tb.assert_object(&key, &content);
-    assert!(r.statistics.retries >= 1, "{:?}", r.statistics);
+    assert_eq!(r.statistics.retries, 1, "{:?}", r.statistics);
     let part1 = part(proxy.requests(&key, "UploadPart"), 1);
     assert_eq!(outcomes(&part1), [(Some("drop"), None), (None, Some(200))]);
 }
@@ -183,8 +183,11 @@ fn complete_answered_with_an_error_body_succeeds() {
                           "action": "error_body_200", "code": "InternalError", "count": 1}));
     let content = data(47, PART + 5);
     let r = write_through_proxy(&tb, &key, &tb.proxied_settings(), &content).expect("close");
+    assert!(r.completed);
     tb.assert_object(&key, &content);
-    assert!(r.statistics.requests.complete_multipart_upload >= 2, "{:?}", r.statistics.requests);
+    assert_eq!(r.statistics.requests.complete_multipart_upload, 2, "{:?}", r.statistics.requests);
+    let completes = proxy.requests(&key, "CompleteMultipartUpload");
+    assert_eq!(outcomes(&completes), [(Some("error_body_200"), Some(200)), (None, Some(200))], "retried once, answered by the server");
     assert!(tb.uploads(&key).is_empty());
 }
 

@@ -319,7 +319,9 @@ fn interrupted_write_fails_and_aborts() {
     assert_eq!(e.kind(), ErrorKind::Interrupted, "{e:?}");
     assert!(started.elapsed() < Duration::from_millis(2500), "the write returned without waiting for part 1");
     assert_eq!(w.write(b"more").expect_err("write after the interrupt").kind(), ErrorKind::State);
-    assert!(w.close().is_err(), "a writer interrupted while writing never completes");
+    let e = w.close().expect_err("a writer interrupted while writing never completes");
+    assert_eq!(e.kind(), ErrorKind::State, "{e:?}");
+    assert!(e.message().contains("interrupted"), "close names the interrupt: {e:?}");
 
     wait_until_nothing_left(&tb, &key);
     assert_eq!(proxy.requests(&key, "UploadPart").len(), 1, "part 2 was never sent");
@@ -349,7 +351,9 @@ fn abort_during_a_write_leaves_no_upload() {
         })
         .expect_err("the write goes on into an aborted writer");
     assert_eq!(e.kind(), ErrorKind::State, "{e:?}");
-    assert!(w.close().is_err());
+    let e = w.close().expect_err("close of an aborted writer");
+    assert_eq!(e.kind(), ErrorKind::State, "{e:?}");
+    assert_eq!(w.statistics().requests.complete_multipart_upload + w.statistics().requests.put_object, 0);
     drop(w);
     tb.assert_nothing_left(&key);
 }

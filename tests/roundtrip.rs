@@ -10,8 +10,18 @@ use serde_json::json;
 /// Write `content` to a fresh object in Publish mode, in writes of `chunk` bytes; check it
 /// reads back identical and return the result.
 fn publish(tb: &TestBucket, name: &str, content: &[u8], chunk: usize) -> (String, UploadResult) {
+    publish_with(tb, &tb.settings(), name, content, chunk)
+}
+
+fn publish_with(
+    tb: &TestBucket,
+    settings: &s3native::Settings,
+    name: &str,
+    content: &[u8],
+    chunk: usize,
+) -> (String, UploadResult) {
     let key = tb.key(name);
-    let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
+    let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, settings).expect("open");
     for piece in content.chunks(chunk.max(1)) {
         w.write(piece).expect("write");
     }
@@ -116,14 +126,29 @@ fn three_parts_and_a_tail() {
     tb.delete(&key);
 }
 
+/// The parts went out as full parts of exactly `PART` bytes and a shorter last one
+/// (Content-Length of each logged UploadPart).
+#[track_caller]
+fn assert_cut_at_part_boundaries(proxy: &FaultProxy, key: &str, len: usize) {
+    let parts = len.div_ceil(PART);
+    let sizes: Vec<Option<usize>> = logged_parts(proxy, key, parts)
+        .iter()
+        .map(|e| e.header("content-length").and_then(|v| v.parse().ok()))
+        .collect();
+    let expected: Vec<Option<usize>> = (1..=parts as u32).map(|n| Some(PART.min(len - (n as usize - 1) * PART))).collect();
+    assert_eq!(sizes, expected, "part sizes on the wire");
+}
+
 #[test]
 fn many_small_writes_across_parts() {
     require_server!();
     let tb = TestBucket::new("many_small_writes_across_parts");
+    let proxy = FaultProxy::take();
     // 3.5 parts in 1 KiB writes: parts are cut at exact part boundaries inside the stream.
     let content = data(6, 3 * PART + PART / 2);
-    let (key, r) = publish(&tb, "small-writes", &content, 1024);
+    let (key, r) = publish_with(&tb, &tb.proxied_settings(), "small-writes", &content, 1024);
     assert_multipart(&tb, &key, &r, 4);
+    assert_cut_at_part_boundaries(&proxy, &key, content.len());
     tb.delete(&key);
 }
 
@@ -131,10 +156,11 @@ fn many_small_writes_across_parts() {
 fn ragged_writes_across_parts() {
     require_server!();
     let tb = TestBucket::new("ragged_writes_across_parts");
-    // Writes of varying sizes (1 B .. 1.5 MiB), some straddling part boundaries.
+    let proxy = FaultProxy::take();
+    // Writes of varying sizes (1 B .. 4 MB), some straddling part boundaries.
     let content = data(7, 2 * PART + 777);
     let key = tb.key("ragged");
-    let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
+    let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.proxied_settings()).expect("open");
     let sizes = [1usize, 1_500_000, 3, 65_536, 1_000_000, 7, 4_000_000];
     let mut at = 0;
     for size in sizes.iter().cycle() {
@@ -148,6 +174,7 @@ fn ragged_writes_across_parts() {
     let r = w.close().expect("close");
     tb.assert_object(&key, &content);
     assert_multipart(&tb, &key, &r, 3);
+    assert_cut_at_part_boundaries(&proxy, &key, content.len());
 }
 
 #[test]
