@@ -83,7 +83,11 @@ pub fn server() -> Option<&'static TestEnv> {
             if server_required() {
                 panic!("S3NATIVE_TEST_ENDPOINT is not set, and CI or S3NATIVE_TEST_REQUIRE_SERVER=1 requires the S3 server: {HOW_TO_RUN}");
             }
-            let binary = std::env::current_exe().ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+            // The test binary's name, without cargo's `-<hash>`.
+            let binary = std::env::current_exe().ok().and_then(|p| {
+                let name = p.file_stem()?.to_string_lossy().into_owned();
+                Some(name.rsplit_once('-').map_or(name.clone(), |(n, _)| n.to_string()))
+            });
             // Straight to stderr: libtest shows what tests print only when they fail.
             let _ = writeln!(
                 std::io::stderr(),
