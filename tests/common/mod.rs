@@ -475,7 +475,7 @@ impl FaultProxy {
 
     /// The requests logged for paths containing `key`, in order.
     pub fn log_for(&self, key: &str) -> Vec<ProxyLogEntry> {
-        let log = self.control("GET", "/__fault/log", &[("path_contains", key)], "");
+        let log = self.control("GET", "/__fault/log", &[("path_contains", key), ("detail", "1")], "");
         let all: Vec<ProxyLogEntry> = serde_json::from_str(&log).expect("the proxy log is JSON");
         // The proxy filters by path already (also percent-decoded); keep the raw matches.
         all.into_iter().filter(|e| e.path.contains(key)).collect()
