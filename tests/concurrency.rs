@@ -25,6 +25,7 @@ fn window(pool: &[u8], i: usize) -> &[u8] {
 
 #[test]
 fn sixty_four_writers_stay_within_a_three_part_budget() {
+    require_server!();
     let tb = TestBucket::new("sixty_four_writers");
     let settings = tb.settings().with("fs.s3a.native.memory.budget", "15M");
     let pool_bytes = Arc::new(data(60, OBJECT + WRITERS * 48_611));

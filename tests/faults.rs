@@ -43,6 +43,7 @@ fn part(entries: Vec<ProxyLogEntry>, n: u32) -> Vec<ProxyLogEntry> {
 
 #[test]
 fn part_failing_once_is_retried() {
+    require_server!();
     let tb = TestBucket::new("part_failing_once_is_retried");
     let proxy = FaultProxy::take();
     let key = tb.key("retried");
@@ -51,7 +52,7 @@ fn part_failing_once_is_retried() {
     let content = data(40, 2 * PART + 100);
     let r = write_through_proxy(&tb, &key, &tb.proxied_settings(), &content).expect("a retried part succeeds");
     tb.assert_object(&key, &content);
-    assert!(r.statistics.retries >= 1, "{:?}", r.statistics);
+    assert_eq!(r.statistics.retries, 1, "{:?}", r.statistics);
     assert_eq!(r.statistics.requests.upload_part, 4, "3 parts + 1 retry");
     assert_eq!(r.etags.len(), 3);
     let part2 = part(proxy.requests(&key, "UploadPart"), 2);
@@ -60,6 +61,7 @@ fn part_failing_once_is_retried() {
 
 #[test]
 fn part_answer_lost_after_the_server_stored_it_is_retried() {
+    require_server!();
     let tb = TestBucket::new("part_answer_lost_after_store");
     let proxy = FaultProxy::take();
     let key = tb.key("resent");
@@ -69,13 +71,14 @@ fn part_answer_lost_after_the_server_stored_it_is_retried() {
     let content = data(41, PART + 100);
     let r = write_through_proxy(&tb, &key, &tb.proxied_settings(), &content).expect("close");
     tb.assert_object(&key, &content);
-    assert!(r.statistics.retries >= 1, "{:?}", r.statistics);
+    assert_eq!(r.statistics.retries, 1, "{:?}", r.statistics);
     let part1 = part(proxy.requests(&key, "UploadPart"), 1);
     assert_eq!(outcomes(&part1), [(Some("status_after_forward"), Some(503)), (None, Some(200))]);
 }
 
 #[test]
 fn dropped_connection_on_a_part_is_retried() {
+    require_server!();
     let tb = TestBucket::new("dropped_connection_on_a_part");
     let proxy = FaultProxy::take();
     let key = tb.key("dropped");
@@ -85,13 +88,14 @@ fn dropped_connection_on_a_part_is_retried() {
     let content = data(42, 2 * PART + 1);
     let r = write_through_proxy(&tb, &key, &tb.proxied_settings(), &content).expect("close");
     tb.assert_object(&key, &content);
-    assert!(r.statistics.retries >= 1, "{:?}", r.statistics);
+    assert_eq!(r.statistics.retries, 1, "{:?}", r.statistics);
     let part1 = part(proxy.requests(&key, "UploadPart"), 1);
     assert_eq!(outcomes(&part1), [(Some("drop"), None), (None, Some(200))]);
 }
 
 #[test]
 fn single_put_failing_once_is_retried() {
+    require_server!();
     let tb = TestBucket::new("single_put_failing_once");
     let proxy = FaultProxy::take();
     let key = tb.key("small");
@@ -106,6 +110,7 @@ fn single_put_failing_once_is_retried() {
 
 #[test]
 fn part_failing_beyond_the_retry_limit_fails_and_aborts() {
+    require_server!();
     let tb = TestBucket::new("part_failing_beyond_retry_limit");
     let proxy = FaultProxy::take();
     let key = tb.key("failed");
@@ -127,6 +132,7 @@ fn part_failing_beyond_the_retry_limit_fails_and_aborts() {
 
 #[test]
 fn create_failing_persistently_fails_with_nothing_left() {
+    require_server!();
     let tb = TestBucket::new("create_failing_persistently");
     let proxy = FaultProxy::take();
     let key = tb.key("never-created");
@@ -148,6 +154,7 @@ fn create_failing_persistently_fails_with_nothing_left() {
 /// completed upload 200, so the proxy gives the retry S3's `NoSuchUpload` itself.
 #[test]
 fn complete_answered_with_an_error_body_is_settled_by_head() {
+    require_server!();
     let tb = TestBucket::new("complete_error_body_settled_by_head");
     let proxy = FaultProxy::take();
     let key = tb.key("completed");
@@ -168,6 +175,7 @@ fn complete_answered_with_an_error_body_is_settled_by_head() {
 /// Same as above with the server's own answer to the retried Complete.
 #[test]
 fn complete_answered_with_an_error_body_succeeds() {
+    require_server!();
     let tb = TestBucket::new("complete_error_body_succeeds");
     let proxy = FaultProxy::take();
     let key = tb.key("completed");
@@ -175,8 +183,11 @@ fn complete_answered_with_an_error_body_succeeds() {
                           "action": "error_body_200", "code": "InternalError", "count": 1}));
     let content = data(47, PART + 5);
     let r = write_through_proxy(&tb, &key, &tb.proxied_settings(), &content).expect("close");
+    assert!(r.completed);
     tb.assert_object(&key, &content);
-    assert!(r.statistics.requests.complete_multipart_upload >= 2, "{:?}", r.statistics.requests);
+    assert_eq!(r.statistics.requests.complete_multipart_upload, 2, "{:?}", r.statistics.requests);
+    let completes = proxy.requests(&key, "CompleteMultipartUpload");
+    assert_eq!(outcomes(&completes), [(Some("error_body_200"), Some(200)), (None, Some(200))], "retried once, answered by the server");
     assert!(tb.uploads(&key).is_empty());
 }
 
@@ -184,6 +195,7 @@ fn complete_answered_with_an_error_body_succeeds() {
 /// gone (aborted or completed by someone else), whatever is at the key.
 #[test]
 fn complete_answered_no_such_upload_without_the_object_fails() {
+    require_server!();
     let tb = TestBucket::new("complete_no_such_upload_fails");
     let proxy = FaultProxy::take();
     let key = tb.key("lost");
@@ -200,6 +212,7 @@ fn complete_answered_no_such_upload_without_the_object_fails() {
 /// part count is already at the key (a job commit must not report old data as its own).
 #[test]
 fn completing_an_aborted_upload_fails_even_with_a_lookalike_object() {
+    require_server!();
     let tb = TestBucket::new("complete_aborted_lookalike");
     let key = tb.key("same-size");
     let first = data(60, PART + 7);
@@ -226,6 +239,7 @@ fn completing_an_aborted_upload_fails_even_with_a_lookalike_object() {
 /// and upload id so an operator can clean up.
 #[test]
 fn failing_abort_is_retried_and_names_the_upload() {
+    require_server!();
     let tb = TestBucket::new("failing_abort_names_the_upload");
     let proxy = FaultProxy::take();
     let key = tb.key("stuck");

@@ -7,11 +7,12 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{data, FaultProxy, TestBucket, PART};
-use s3native::{ErrorKind, Mode, Writer};
+use s3native::{ErrorKind, Mode, SharedWriter, Writer, WriterState};
 use serde_json::json;
 
 #[test]
 fn close_twice_returns_the_same_result() {
+    require_server!();
     let tb = TestBucket::new("close_twice_returns_the_same_result");
     for (name, len) in [("small", 100), ("multipart", PART + 100)] {
         let key = tb.key(name);
@@ -29,6 +30,7 @@ fn close_twice_returns_the_same_result() {
 
 #[test]
 fn write_after_close_is_a_state_error() {
+    require_server!();
     let tb = TestBucket::new("write_after_close_is_a_state_error");
     for (name, mode) in [("publish", Mode::Publish), ("deferred", Mode::Deferred)] {
         let key = tb.key(name);
@@ -45,6 +47,7 @@ fn write_after_close_is_a_state_error() {
 
 #[test]
 fn abort_then_close_fails_and_leaves_nothing() {
+    require_server!();
     let tb = TestBucket::new("abort_then_close_fails");
     let key = tb.key("aborted");
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
@@ -64,6 +67,7 @@ fn abort_then_close_fails_and_leaves_nothing() {
 
 #[test]
 fn abort_after_close_keeps_the_object() {
+    require_server!();
     let tb = TestBucket::new("abort_after_close_keeps_the_object");
     let key = tb.key("kept");
     let content = data(28, PART + 1);
@@ -72,15 +76,27 @@ fn abort_after_close_keeps_the_object() {
     let handle = w.abort_handle();
     let result = w.close().expect("close");
     w.abort().expect("abort after close does nothing");
-    let late = handle.abort().expect_err("the abort handle says it came too late");
-    assert_eq!(late.kind(), ErrorKind::State, "{late:?}");
+    handle.abort().expect("the abort handle after close does nothing too: one rule");
+    assert_eq!(w.state(), WriterState::Closed);
     assert_eq!(w.close().expect("close after abort-after-close"), result);
+    tb.assert_object(&key, &content);
+
+    // The thread-safe writer the C ABI and JNI hold: the same rule.
+    let key = tb.key("kept-shared");
+    let shared = SharedWriter::new(Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open"));
+    shared.write(&content).expect("write");
+    let result = shared.close().expect("close");
+    shared.abort().expect("abort after close does nothing");
+    assert_eq!(shared.state(), WriterState::Closed);
+    assert!(shared.check_open().is_err_and(|e| e.kind() == ErrorKind::State), "no writes after close");
+    assert_eq!(shared.close().expect("close again"), result);
     tb.assert_object(&key, &content);
     assert_eq!(w.statistics().requests.abort_multipart_upload, 0);
 }
 
 #[test]
 fn abort_before_any_request_sends_nothing() {
+    require_server!();
     let tb = TestBucket::new("abort_before_any_request");
     let key = tb.key("small");
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
@@ -93,6 +109,7 @@ fn abort_before_any_request_sends_nothing() {
 
 #[test]
 fn dropped_writer_aborts_its_upload() {
+    require_server!();
     let tb = TestBucket::new("dropped_writer_aborts_its_upload");
     let key = tb.key("dropped");
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
@@ -111,6 +128,7 @@ fn dropped_writer_aborts_its_upload() {
 
 #[test]
 fn writer_dropped_on_an_async_runtime_thread_aborts_its_upload() {
+    require_server!();
     let tb = TestBucket::new("dropped_on_async_runtime");
     let key = tb.key("dropped");
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
@@ -124,6 +142,7 @@ fn writer_dropped_on_an_async_runtime_thread_aborts_its_upload() {
 
 #[test]
 fn abort_handle_from_another_thread_while_parts_are_in_flight() {
+    require_server!();
     let tb = TestBucket::new("abort_handle_while_in_flight");
     let proxy = FaultProxy::take();
     let key = tb.key("in-flight");
@@ -158,6 +177,7 @@ fn abort_handle_from_another_thread_while_parts_are_in_flight() {
 /// An abort while close waits for the last parts wins: close fails and never completes.
 #[test]
 fn abort_during_close_means_close_never_completes() {
+    require_server!();
     let tb = TestBucket::new("abort_during_close");
     let proxy = FaultProxy::take();
     let key = tb.key("raced");
@@ -192,6 +212,7 @@ fn assert_part_one_denied(e: &s3native::Error) {
 
 #[test]
 fn a_failed_part_fails_the_next_write() {
+    require_server!();
     let tb = TestBucket::new("a_failed_part_fails_the_next_write");
     let proxy = FaultProxy::take();
     let key = tb.key("failed");
@@ -217,6 +238,7 @@ fn a_failed_part_fails_the_next_write() {
 
 #[test]
 fn after_a_failure_every_call_fails_with_the_first_failure() {
+    require_server!();
     let tb = TestBucket::new("after_a_failure_every_call_fails");
     let proxy = FaultProxy::take();
     let key = tb.key("failed");
@@ -259,6 +281,7 @@ fn wait_until_nothing_left(tb: &TestBucket, key: &str) {
 /// and the upload is aborted (s3-rules.md, failure kind 2).
 #[test]
 fn interrupted_close_never_reports_success() {
+    require_server!();
     let tb = TestBucket::new("interrupted_close");
     let proxy = FaultProxy::take();
     let key = tb.key("interrupted");
@@ -283,6 +306,7 @@ fn interrupted_close_never_reports_success() {
 /// A write blocked on the writer's parts in flight can be interrupted too.
 #[test]
 fn interrupted_write_fails_and_aborts() {
+    require_server!();
     let tb = TestBucket::new("interrupted_write");
     let proxy = FaultProxy::take();
     let key = tb.key("interrupted");
@@ -306,7 +330,9 @@ fn interrupted_write_fails_and_aborts() {
     assert_eq!(e.kind(), ErrorKind::Interrupted, "{e:?}");
     assert!(started.elapsed() < Duration::from_millis(2500), "the write returned without waiting for part 1");
     assert_eq!(w.write(b"more").expect_err("write after the interrupt").kind(), ErrorKind::State);
-    assert!(w.close().is_err(), "a writer interrupted while writing never completes");
+    let e = w.close().expect_err("a writer interrupted while writing never completes");
+    assert_eq!(e.kind(), ErrorKind::State, "{e:?}");
+    assert!(e.message().contains("interrupted"), "close names the interrupt: {e:?}");
 
     wait_until_nothing_left(&tb, &key);
     assert_eq!(proxy.requests(&key, "UploadPart").len(), 1, "part 2 was never sent");
@@ -316,6 +342,7 @@ fn interrupted_write_fails_and_aborts() {
 /// that write create an upload afterwards: the write fails and nothing is left.
 #[test]
 fn abort_during_a_write_leaves_no_upload() {
+    require_server!();
     let tb = TestBucket::new("abort_during_write");
     let key = tb.key("raced");
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.settings()).expect("open");
@@ -335,7 +362,9 @@ fn abort_during_a_write_leaves_no_upload() {
         })
         .expect_err("the write goes on into an aborted writer");
     assert_eq!(e.kind(), ErrorKind::State, "{e:?}");
-    assert!(w.close().is_err());
+    let e = w.close().expect_err("close of an aborted writer");
+    assert_eq!(e.kind(), ErrorKind::State, "{e:?}");
+    assert_eq!(w.statistics().requests.complete_multipart_upload + w.statistics().requests.put_object, 0);
     drop(w);
     tb.assert_nothing_left(&key);
 }

@@ -9,6 +9,7 @@ use serde_json::json;
 
 #[test]
 fn part_size_outside_s3_limits_fails_at_open_naming_the_key() {
+    require_server!();
     // Open sends no request, so no bucket is needed.
     let (bucket, key) = (common::bucket_name("s3n-unused", "part_size"), "never");
     let cases = [
@@ -31,6 +32,7 @@ fn part_size_outside_s3_limits_fails_at_open_naming_the_key() {
 
 #[test]
 fn too_many_parts_fails_the_write_that_needs_one_more() {
+    require_server!();
     let tb = TestBucket::new("too_many_parts");
     let key = tb.key("big");
     let settings =
@@ -52,6 +54,7 @@ fn too_many_parts_fails_the_write_that_needs_one_more() {
 
 #[test]
 fn unsupported_settings_fail_at_open() {
+    require_server!();
     let (bucket, key) = (common::bucket_name("s3n-unused", "unsupported"), "never");
     for (setting, value) in [("fs.s3a.acl.default", "PublicRead"), ("fs.s3a.encryption.algorithm", "CSE-KMS")] {
         let e = Writer::open(&bucket, key, Mode::Publish, &common::settings().with(setting, value))
@@ -69,6 +72,7 @@ fn missing_bucket(test: &str) -> String {
 
 #[test]
 fn missing_bucket_single_put_is_not_found() {
+    require_server!();
     let bucket = missing_bucket("missing_bucket_single_put");
     let mut w = Writer::open(&bucket, "small", Mode::Publish, &common::settings()).expect("open sends nothing");
     w.write(b"hello").expect("write buffers");
@@ -81,6 +85,7 @@ fn missing_bucket_single_put_is_not_found() {
 
 #[test]
 fn missing_bucket_multipart_is_not_found_and_sends_no_part() {
+    require_server!();
     let bucket = missing_bucket("missing_bucket_multipart");
     let mut w = Writer::open(&bucket, "big", Mode::Publish, &common::settings()).expect("open sends nothing");
     // The writes may or may not see the failure already; close surely does.
@@ -109,6 +114,7 @@ fn missing_bucket_multipart_is_not_found_and_sends_no_part() {
 /// quote the access key).
 #[test]
 fn wrong_credentials_are_access_denied_without_leaking_them() {
+    require_server!();
     let tb = TestBucket::new("wrong_credentials");
     let proxy = FaultProxy::take();
     let (access_key, secret_key) = ("AKIAWRONGKEY0EXAMPLE", "wR0ngS3cretK3y/ExampleOnly+123");

@@ -31,6 +31,7 @@ fn pending(tb: &TestBucket, file: &MagicFile) -> Value {
 
 #[test]
 fn a_magic_file_is_an_uncompleted_upload_on_the_final_key_plus_marker_and_pending() {
+    require_server!();
     let tb = TestBucket::new("magic_multi");
     let file = magic_file(&tb, "part-00003.parquet");
     assert_eq!(file.final_key, tb.key("table/year=2024/part-00003.parquet"));
@@ -77,6 +78,7 @@ fn a_magic_file_is_an_uncompleted_upload_on_the_final_key_plus_marker_and_pendin
 
 #[test]
 fn an_empty_magic_file_still_uploads_one_part() {
+    require_server!();
     let tb = TestBucket::new("magic_empty");
     let file = magic_file(&tb, "empty.csv");
     let r = write_magic(&tb, &file, &[], &tb.settings()).expect("close");
@@ -90,6 +92,7 @@ fn an_empty_magic_file_still_uploads_one_part() {
 
 #[test]
 fn hadoop_33_files_have_unquoted_etags() {
+    require_server!();
     let tb = TestBucket::new("magic_v33");
     let key = tb.key("out/__magic/job-1/00/tasks/attempt_1/__base/a/b.csv");
     let file = MagicFile::for_key(&key, MagicLayout::Magic, PendingEtags::Unquoted).unwrap().unwrap();
@@ -103,6 +106,7 @@ fn hadoop_33_files_have_unquoted_etags() {
 
 #[test]
 fn a_failed_marker_put_aborts_the_upload_and_writes_no_pending_file() {
+    require_server!();
     let tb = TestBucket::new("magic_marker_fails");
     let file = magic_file(&tb, "part-0.parquet");
     let proxy = FaultProxy::take();

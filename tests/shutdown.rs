@@ -10,6 +10,7 @@ use s3native::{ErrorKind, Mode, Writer};
 
 #[test]
 fn abort_open_uploads_aborts_every_open_writer() {
+    require_server!();
     let tb = TestBucket::new("abort_open_uploads");
     let (a, b, done) = (tb.key("open-a"), tb.key("open-b"), tb.key("closed"));
 

@@ -13,6 +13,7 @@ use s3native::{Mode, Writer};
 
 #[test]
 fn one_thread_interleaving_three_writers_finishes() {
+    require_server!();
     let tb = TestBucket::new("one_thread_three_writers");
     let settings = tb.settings().with("fs.s3a.native.memory.budget", "1M");
     let keys: Vec<String> = (0..3).map(|i| tb.key(&format!("w{i}"))).collect();
@@ -51,6 +52,7 @@ fn one_thread_interleaving_three_writers_finishes() {
 
 #[test]
 fn one_writer_with_parts_larger_than_the_budget_finishes() {
+    require_server!();
     let tb = TestBucket::new("parts_larger_than_budget");
     let settings =
         tb.settings().with("fs.s3a.native.memory.budget", "1M").with("fs.s3a.multipart.size", "8M");

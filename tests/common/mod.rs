@@ -10,17 +10,25 @@
 //! | `S3NATIVE_TEST_ACCESS_KEY` / `S3NATIVE_TEST_SECRET_KEY` | credentials, else `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` |
 //! | `AWS_REGION` | region, else `us-east-1` |
 //! | `S3NATIVE_TEST_BUCKET` | an existing bucket to use (real S3, MinIO); else every test creates its own |
+//! | `CI` / `S3NATIVE_TEST_REQUIRE_SERVER=1` | a missing `S3NATIVE_TEST_ENDPOINT` fails the tests instead of skipping them |
+//!
+//! Every test starts with [`require_server!`]: without `S3NATIVE_TEST_ENDPOINT` the test
+//! returns at once (passing; each test binary says once on stderr that it skipped and how
+//! to run it), unless `CI` is set (CI sets `CI=true`) or `S3NATIVE_TEST_REQUIRE_SERVER=1`,
+//! where a missing server fails every test.
 //!
 //! Every test works under a unique [`TestBucket`]: its own bucket (or a unique prefix of
 //! `S3NATIVE_TEST_BUCKET`), so tests of one binary can run in parallel and fault rules can
 //! match one test's requests by key. Objects are read back with object_store's `AmazonS3`;
 //! what object_store cannot ask (ListMultipartUploads, bucket creation, full HEAD metadata)
-//! goes through `tests/support/s3ctl.py` (boto3) run with the project's `.venv/bin/python`.
+//! goes through `tests/support/s3ctl.py` (boto3) run with the project's `.venv/bin/python`,
+//! and only through [`s3ctl`]: the tests' one call into Python. (aws-sdk-s3 would replace
+//! it at the cost of minutes of compiling on every fresh build.)
 
 #![allow(dead_code)] // every test binary uses a different subset
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::collections::HashMap;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +39,7 @@ use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStoreExt};
 use rand::{RngCore, SeedableRng};
+use s3native::stats::RequestKind;
 use s3native::Settings;
 use serde::Deserialize;
 
@@ -57,25 +66,70 @@ fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// The test environment; panics (failing the test) with instructions when it is not set up.
-pub fn env() -> &'static TestEnv {
-    static ENV: OnceLock<TestEnv> = OnceLock::new();
+/// True when a missing server must fail the tests: `CI` is set (to anything but `false` or
+/// `0`) or `S3NATIVE_TEST_REQUIRE_SERVER=1`.
+pub fn server_required() -> bool {
+    var("CI").is_some_and(|v| !matches!(v.trim(), "false" | "0")) || var("S3NATIVE_TEST_REQUIRE_SERVER").as_deref() == Some("1")
+}
+
+/// The test environment, or `None` when `S3NATIVE_TEST_ENDPOINT` is not set (the first
+/// call then says on stderr that this binary's tests skip and how to run them). Panics,
+/// failing the test, when the endpoint is missing but [`server_required`], or when it is set
+/// without credentials. Tests call it through [`require_server!`].
+pub fn server() -> Option<&'static TestEnv> {
+    static ENV: OnceLock<Option<TestEnv>> = OnceLock::new();
     ENV.get_or_init(|| {
-        let endpoint = var("S3NATIVE_TEST_ENDPOINT").unwrap_or_else(|| panic!("S3NATIVE_TEST_ENDPOINT is not set: {HOW_TO_RUN}"));
+        let Some(endpoint) = var("S3NATIVE_TEST_ENDPOINT") else {
+            if server_required() {
+                panic!("S3NATIVE_TEST_ENDPOINT is not set, and CI or S3NATIVE_TEST_REQUIRE_SERVER=1 requires the S3 server: {HOW_TO_RUN}");
+            }
+            // The test binary's name, without cargo's `-<hash>`.
+            let binary = std::env::current_exe().ok().and_then(|p| {
+                let name = p.file_stem()?.to_string_lossy().into_owned();
+                Some(name.rsplit_once('-').map_or(name.clone(), |(n, _)| n.to_string()))
+            });
+            // Straight to stderr: libtest shows what tests print only when they fail.
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: the S3 tests of {} (S3NATIVE_TEST_ENDPOINT is not set): {HOW_TO_RUN}. \
+                 With CI set or S3NATIVE_TEST_REQUIRE_SERVER=1 a missing server fails them.",
+                binary.as_deref().unwrap_or("this test binary")
+            );
+            return None;
+        };
         let access_key = var("S3NATIVE_TEST_ACCESS_KEY").or_else(|| var("AWS_ACCESS_KEY_ID"));
         let secret_key = var("S3NATIVE_TEST_SECRET_KEY").or_else(|| var("AWS_SECRET_ACCESS_KEY"));
         let (Some(access_key), Some(secret_key)) = (access_key, secret_key) else {
             panic!("no credentials: set S3NATIVE_TEST_ACCESS_KEY/S3NATIVE_TEST_SECRET_KEY or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; {HOW_TO_RUN}")
         };
-        TestEnv {
+        Some(TestEnv {
             endpoint: endpoint.trim_end_matches('/').to_string(),
             fault_proxy: var("S3NATIVE_TEST_FAULT_PROXY").map(|p| p.trim_end_matches('/').to_string()),
             region: var("AWS_REGION").unwrap_or_else(|| "us-east-1".to_string()),
             access_key,
             secret_key,
             shared_bucket: var("S3NATIVE_TEST_BUCKET"),
-        }
+        })
     })
+    .as_ref()
+}
+
+/// The first statement of every integration test: evaluates to the [`TestEnv`], or returns
+/// from the test (which passes) when no server is configured; see [`server`].
+#[macro_export]
+macro_rules! require_server {
+    () => {
+        match $crate::common::server() {
+            Some(env) => env,
+            None => return,
+        }
+    };
+}
+
+/// The test environment, for helpers running after [`require_server!`]; panics when there
+/// is none.
+pub fn env() -> &'static TestEnv {
+    server().unwrap_or_else(|| panic!("no S3 server configured: the test must start with require_server!(); {HOW_TO_RUN}"))
 }
 
 /// The fault proxy's URL; panics (failing the test) with instructions when it is not set.
@@ -325,7 +379,8 @@ fn fit_bucket_name(prefix: &str, unique: &str) -> String {
     format!("{prefix}-{}", unique[cut..].trim_start_matches('-'))
 }
 
-/// Run `tests/support/s3ctl.py` with the venv's Python; its stdout (one JSON value).
+/// Run `tests/support/s3ctl.py` with the venv's Python; its stdout (one JSON value). The
+/// tests' only call into Python.
 fn s3ctl(args: &[&str]) -> String {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let python = root.join(".venv/bin/python");
@@ -364,30 +419,26 @@ pub struct ProxyLogEntry {
     /// The fault applied, if any.
     pub fault: Option<String>,
     pub upstream_status: Option<u16>,
+    /// The request's headers, names lower-case (Authorization is not logged).
+    pub headers: HashMap<String, String>,
+    /// The request body as text, for bodies of at most 64 KiB of methods other than PUT.
+    pub body: Option<String>,
 }
 
 impl ProxyLogEntry {
-    fn has_param(&self, name: &str) -> bool {
-        self.query.split('&').any(|p| p == name || p.starts_with(&format!("{name}=")))
-    }
-
-    /// The S3 operation, as s3native's statistics name it.
+    /// The S3 operation, by the library's own rule (`RequestKind::classify`).
     pub fn operation(&self) -> &'static str {
-        match self.method.as_str() {
-            "POST" if self.has_param("uploads") => "CreateMultipartUpload",
-            "POST" if self.has_param("uploadId") => "CompleteMultipartUpload",
-            "PUT" if self.has_param("partNumber") => "UploadPart",
-            "PUT" => "PutObject",
-            "DELETE" if self.has_param("uploadId") => "AbortMultipartUpload",
-            "HEAD" => "HeadObject",
-            "GET" if self.has_param("uploads") => "ListMultipartUploads",
-            _ => "Other",
-        }
+        RequestKind::classify(&self.method, &self.query).name()
     }
 
     /// The `partNumber` of an UploadPart.
     pub fn part_number(&self) -> Option<u32> {
         self.query.split('&').find_map(|p| p.strip_prefix("partNumber=")).and_then(|n| n.parse().ok())
+    }
+
+    /// The request header `name` (any case), if it was sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(&name.to_ascii_lowercase()).map(String::as_str)
     }
 }
 
@@ -407,25 +458,26 @@ impl FaultProxy {
         // A failed test poisons the lock; the next test starts from cleared state anyway.
         let turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
         let proxy = FaultProxy { url, _turn: turn };
-        proxy.control("DELETE", "/__fault/rules", "");
-        proxy.control("DELETE", "/__fault/log", "");
+        proxy.control("DELETE", "/__fault/rules", &[], "");
+        proxy.control("DELETE", "/__fault/log", &[], "");
         proxy
     }
 
     /// Arm a rule (the proxy's JSON rule format, see tests/support/fault_proxy.py).
     pub fn add_rule(&self, rule: serde_json::Value) {
-        self.control("POST", "/__fault/rules", &rule.to_string());
+        self.control("POST", "/__fault/rules", &[], &rule.to_string());
     }
 
     /// Remove every rule.
     pub fn clear_rules(&self) {
-        self.control("DELETE", "/__fault/rules", "");
+        self.control("DELETE", "/__fault/rules", &[], "");
     }
 
     /// The requests logged for paths containing `key`, in order.
     pub fn log_for(&self, key: &str) -> Vec<ProxyLogEntry> {
-        let all: Vec<ProxyLogEntry> =
-            serde_json::from_str(&self.control("GET", "/__fault/log", "")).expect("the proxy log is JSON");
+        let log = self.control("GET", "/__fault/log", &[("path_contains", key), ("detail", "1")], "");
+        let all: Vec<ProxyLogEntry> = serde_json::from_str(&log).expect("the proxy log is JSON");
+        // The proxy filters by path already (also percent-decoded); keep the raw matches.
         all.into_iter().filter(|e| e.path.contains(key)).collect()
     }
 
@@ -435,22 +487,33 @@ impl FaultProxy {
     }
 
     /// One request to the control API; the response body. Panics unless it answers 200.
-    fn control(&self, method: &str, path: &str, body: &str) -> String {
-        let host = self.url.trim_start_matches("http://");
-        let mut conn = TcpStream::connect(host).unwrap_or_else(|e| panic!("fault proxy at {}: {e}", self.url));
-        conn.set_read_timeout(Some(Duration::from_secs(10))).expect("set timeout");
-        write!(
-            conn,
-            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .expect("send to the fault proxy");
-        let mut response = String::new();
-        conn.read_to_string(&mut response).expect("read the fault proxy's answer");
-        let status = response.split(' ').nth(1).unwrap_or("");
-        let (_, answer) = response.split_once("\r\n\r\n").unwrap_or(("", ""));
-        assert_eq!(status, "200", "fault proxy {method} {path} {body}: {response}");
-        answer.to_string()
+    fn control(&self, method: &str, path: &str, query: &[(&str, &str)], body: &str) -> String {
+        static AGENT: OnceLock<ureq::Agent> = OnceLock::new();
+        let agent = AGENT.get_or_init(|| {
+            ureq::Agent::config_builder()
+                .http_status_as_error(false) // the status is checked below, with the body
+                .proxy(None) // the proxy is on loopback: never through HTTP_PROXY
+                .timeout_global(Some(Duration::from_secs(10)))
+                .build()
+                .new_agent()
+        });
+        let url = format!("{}{path}", self.url);
+        let answer = match method {
+            "GET" => agent.get(&url).query_pairs(query.iter().copied()).call(),
+            "DELETE" => agent.delete(&url).query_pairs(query.iter().copied()).call(),
+            "POST" => agent.post(&url).query_pairs(query.iter().copied()).content_type("application/json").send(body),
+            _ => panic!("no control call {method}"),
+        };
+        let mut response = answer.unwrap_or_else(|e| panic!("fault proxy {method} {url}: {e}"));
+        let status = response.status();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(256 << 20)
+            .read_to_string()
+            .unwrap_or_else(|e| panic!("reading the fault proxy's answer to {method} {url}: {e}"));
+        assert_eq!(status, 200, "fault proxy {method} {url} {body}: {text}");
+        text
     }
 }
 

@@ -14,9 +14,17 @@ Control API, on the same port under /__fault/ (never forwarded):
   POST   /__fault/rules   add a rule (JSON below); answers the rule with its "id"
   GET    /__fault/rules   list the rules still armed
   DELETE /__fault/rules   remove every rule
-  GET    /__fault/log     JSON list of {"method","path","query","status",
-                          "fault","upstream_status"} for each proxied request
-                          since the last DELETE (the last 10,000 are kept)
+  GET    /__fault/log     JSON list of flat {"method","path","query","status",
+                          "fault","upstream_status"} objects, one per proxied
+                          request since the last DELETE (the last 10,000 are
+                          kept), logged just before the answer is sent (so a
+                          client that has its answer finds its request in the
+                          log), in that order. ?path_contains=S keeps those whose raw or
+                          percent-decoded path contains S. ?detail=1 adds
+                          "headers": the request's headers, names lower-cased,
+                          Authorization left out, and "body": the request body
+                          as text when it is at most 64 KiB and the method is not
+                          PUT (Complete's XML), else null
   DELETE /__fault/log     clear the log
 
 Rule JSON (every "match" key is optional; a rule matches a request when all
@@ -43,6 +51,14 @@ Actions:
   drop                  forward, then close the client connection without
                         any response (the answer is lost after the server acted)
   delay                 sleep delay_ms, then forward normally
+  echo_checksum         forward, and when the request carried an
+                        x-amz-checksum-<algorithm> header that the upstream's
+                        answer lacks, add it to the answer: what S3 does for
+                        UploadPart and PutObject (moto echoes it only when the
+                        request also names the algorithm in the AWS SDKs'
+                        x-amz-sdk-checksum-algorithm); logged with fault
+                        "echo_checksum" when added, null when the upstream
+                        echoed it itself
 
 Rules are tried in insertion order; the first armed match applies (one rule
 per request) and uses up one of its `count`.
@@ -62,9 +78,13 @@ import time
 import urllib.parse
 
 CONTROL_PREFIX = "/__fault/"
-ACTIONS = ("status", "status_after_forward", "error_body_200", "drop", "delay")
+ACTIONS = ("status", "status_after_forward", "error_body_200", "drop", "delay", "echo_checksum")
 MATCH_KEYS = ("method", "query_has", "query_lacks", "part_number", "path_contains")
 LOG_LIMIT = 10_000
+LOG_BODY_LIMIT = 64 * 1024  # request bodies logged up to this size (not PUT bodies)
+# Request headers never logged: the signature (and the access key it names).
+UNLOGGED_HEADERS = {"authorization"}
+DETAIL_FIELDS = ("headers", "body")  # in GET /__fault/log only with ?detail=1
 UPSTREAM_TIMEOUT_S = 300
 
 # Hop-by-hop response headers: they describe one connection, not the message,
@@ -151,11 +171,14 @@ def rule_matches(match, method, path, query):
         values = query.get("partNumber", [])
         if not values or values[0] != str(match["part_number"]):
             return False
-    if "path_contains" in match:
-        needle = match["path_contains"]
-        if needle not in path and needle not in urllib.parse.unquote(path):
-            return False
+    if "path_contains" in match and not path_contains(path, match["path_contains"]):
+        return False
     return True
+
+
+def path_contains(path, needle):
+    """True when `needle` is in the raw or the percent-decoded `path`."""
+    return needle in path or needle in urllib.parse.unquote(path)
 
 
 def s3_error_xml(code, message="injected"):
@@ -231,10 +254,26 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
             "status": None,
             "fault": action,
             "upstream_status": None,
+            "headers": {name.lower(): value for name, value in self.headers.items()
+                        if name.lower() not in UNLOGGED_HEADERS},
+            "body": (body.decode("utf-8", "replace")
+                     if self.command != "PUT" and len(body) <= LOG_BODY_LIMIT else None),
         }
+        logged = False
+
+        def log_then(status, send, *args):
+            # The entry goes into the log before the client hears the answer, so a
+            # client that got its answer finds its request in the log.
+            nonlocal logged
+            entry["status"] = status
+            with self.state.lock:
+                self.state.log.append(entry)
+            logged = True
+            send(*args)
+
         try:
             if action == "status":
-                entry["status"] = self.send_error_xml(rule["status"], rule["code"], rule["message"])
+                log_then(rule["status"], self.send_error_xml, rule["status"], rule["code"], rule["message"])
                 return
             if action == "delay":
                 time.sleep(rule["delay_ms"] / 1000)
@@ -243,22 +282,25 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
             except (OSError, http.client.HTTPException) as exc:
                 self.log_message("upstream error: %r", exc)
                 entry["fault"] = action or "upstream_error"
-                entry["status"] = self.send_error_xml(502, "BadGateway")
+                log_then(502, self.send_error_xml, 502, "BadGateway")
                 return
             entry["upstream_status"] = status
             if action == "drop":
                 # The upstream acted; the client never hears about it.
                 self.close_connection = True
             elif action == "error_body_200":
-                entry["status"] = self.send_error_xml(200, rule["code"], rule["message"])
+                log_then(200, self.send_error_xml, 200, rule["code"], rule["message"])
             elif action == "status_after_forward":
-                entry["status"] = self.send_error_xml(rule["status"], rule["code"], rule["message"])
+                log_then(rule["status"], self.send_error_xml, rule["status"], rule["code"], rule["message"])
             else:
-                self.send_upstream_response(status, reason, headers, resp_body)
-                entry["status"] = status
+                if action == "echo_checksum":
+                    headers, added = self.echo_checksum(headers)
+                    entry["fault"] = "echo_checksum" if added else None
+                log_then(status, self.send_upstream_response, status, reason, headers, resp_body)
         finally:
-            with self.state.lock:
-                self.state.log.append(entry)
+            if not logged:  # dropped, or failed before answering
+                with self.state.lock:
+                    self.state.log.append(entry)
             self.log_message('"%s" %s %s', self.requestline, entry["status"],
                              entry["fault"] or "-")
 
@@ -282,6 +324,16 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
             return resp.status, resp.reason, resp.getheaders(), resp_body
         finally:
             conn.close()
+
+    def echo_checksum(self, headers):
+        """The upstream's response headers plus the request's x-amz-checksum-*
+        headers it did not echo; (headers, whether any was added)."""
+        present = {name.lower() for name, _ in headers}
+        added = [(name.lower(), value) for name, value in self.headers.items()
+                 if name.lower().startswith("x-amz-checksum-")
+                 and name.lower() not in ("x-amz-checksum-type", "x-amz-checksum-algorithm")
+                 and name.lower() not in present]
+        return list(headers) + added, bool(added)
 
     def send_upstream_response(self, status, reason, headers, body):
         no_body = self.command == "HEAD" or status in (204, 304) or status < 200
@@ -332,6 +384,12 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
         if resource == "log" and self.command == "GET":
             with state.lock:
                 entries = list(state.log)
+            params = urllib.parse.parse_qs(self.path.partition("?")[2])
+            needle = params.get("path_contains")
+            if needle:
+                entries = [e for e in entries if path_contains(e["path"], needle[0])]
+            if params.get("detail") != ["1"]:
+                entries = [{k: v for k, v in e.items() if k not in DETAIL_FIELDS} for e in entries]
             return self.send_json(200, entries)
         if resource == "log" and self.command == "DELETE":
             with state.lock:
