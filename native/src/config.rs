@@ -34,6 +34,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::time::Duration;
 
+use crate::credentials::SharedCredentials;
 use crate::error::{Error, Result};
 
 /// 5 MiB: S3's smallest allowed part other than the last.
@@ -57,6 +58,9 @@ pub const DEFAULT_MEMORY_BUDGET: u64 = 1024 * 1024 * 1024;
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Settings {
     map: BTreeMap<String, String>,
+    /// Where credentials come from; when set, the keys of the map and the environment are
+    /// not used.
+    credentials: Option<SharedCredentials>,
 }
 
 impl Settings {
@@ -64,6 +68,20 @@ impl Settings {
     pub fn new() -> Self {
         Settings::default()
     }
+
+    /// These settings with credentials from `credentials` (see [`crate::credentials`]):
+    /// the access, secret and session keys of the map and the `AWS_*` environment
+    /// variables are then ignored.
+    pub fn with_credentials(mut self, credentials: SharedCredentials) -> Self {
+        self.credentials = Some(credentials);
+        self
+    }
+
+    /// The credentials source, if one was given.
+    pub fn credentials(&self) -> Option<&SharedCredentials> {
+        self.credentials.as_ref()
+    }
+
 
     /// Set `key` to `value` (builder style).
     pub fn with(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
@@ -110,7 +128,7 @@ impl Settings {
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Settings {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        Settings { map: iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect() }
+        Settings { map: iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect(), credentials: None }
     }
 }
 
@@ -137,6 +155,9 @@ impl fmt::Debug for Settings {
             } else {
                 m.entry(k, v);
             }
+        }
+        if let Some(c) = &self.credentials {
+            m.entry(&"credentials", c);
         }
         m.finish()
     }
@@ -190,6 +211,8 @@ pub struct StoreConfig {
     pub access_key: Option<String>,
     pub secret_key: Option<String>,
     pub session_token: Option<String>,
+    /// A credentials source (then the keys above are `None`).
+    pub credentials: Option<SharedCredentials>,
     pub encryption: Option<Encryption>,
     pub checksum: ChecksumMode,
     pub sign_payload: bool,
@@ -221,7 +244,8 @@ impl fmt::Debug for StoreConfig {
             .field("endpoint", &self.endpoint)
             .field("region", &self.region)
             .field("path_style", &self.path_style)
-            .field("credentials", &self.access_key.as_ref().map(|_| "****"))
+            .field("keys", &self.access_key.as_ref().map(|_| "****"))
+            .field("credentials", &self.credentials)
             .field("encryption", &self.encryption)
             .field("checksum", &self.checksum)
             .field("sign_payload", &self.sign_payload)
@@ -319,6 +343,7 @@ impl WriterConfig {
                 access_key,
                 secret_key,
                 session_token,
+                credentials: settings.credentials.clone(),
                 encryption,
                 checksum,
                 sign_payload,
@@ -463,6 +488,9 @@ impl Reader<'_> {
     }
 
     fn credentials(&self) -> Result<(Option<String>, Option<String>, Option<String>)> {
+        if self.settings.credentials.is_some() {
+            return Ok((None, None, None));
+        }
         let access = self.str("access.key").map(str::to_string);
         let secret = self.str("secret.key").map(str::to_string);
         let token = self.str("session.token").map(str::to_string);

@@ -173,6 +173,11 @@ impl Error {
     }
 }
 
+/// The S3 error code in an object_store failure's text (`ExpiredToken`, ...), if any.
+pub(crate) fn s3_code_of(e: &object_store::Error) -> Option<String> {
+    s3_error_code(&error_chain(e))
+}
+
 /// The error and all its sources, joined with ": ", skipping a source whose text the
 /// previous level already included.
 fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {

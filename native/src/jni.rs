@@ -34,12 +34,16 @@ use ::jni::errors::{Error as JniError, ErrorPolicy};
 use ::jni::objects::{JByteArray, JByteBuffer, JClass, JObject, JObjectArray, JString, JValue};
 use ::jni::strings::JNIString;
 use ::jni::sys::{jboolean, jbyte, jclass, jint, jlong, jmethodID, jsize, jvalue};
-use ::jni::{jni_sig, jni_str, Env, EnvUnowned};
+use ::jni::objects::Global;
+use ::jni::{jni_sig, jni_str, Env, EnvUnowned, JavaVM};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::{Error, ErrorKind, MagicFile, MagicLayout, Mode, PendingEtags, Settings, SharedWriter, UploadResult, Writer};
+use crate::{
+    CredentialSource, Credentials, Error, ErrorKind, MagicFile, MagicLayout, Mode, PendingEtags, Settings, SharedCredentials, SharedWriter,
+    UploadResult, Writer,
+};
 
 /// Call a raw JNI function: `raw!(env_ptr, v1_1, Name, args...)`.
 macro_rules! raw {
@@ -355,11 +359,77 @@ fn into_handle(writer: Writer) -> jlong {
     Box::into_raw(Box::new(SharedWriter::new(writer))) as jlong
 }
 
+/// `settings` with the credentials of a handle from `credentialSource` (0: none).
+fn with_credentials(settings: Settings, credentials: jlong) -> Settings {
+    if credentials == 0 {
+        return settings;
+    }
+    // SAFETY: the Java side (CredentialSource) passes only live handles from credentialSource.
+    let shared = unsafe { &*(credentials as *const SharedCredentials) };
+    settings.with_credentials(shared.clone())
+}
+
+/// A Java `io.s3native.CredentialsProvider`, asked from the runtime's blocking threads
+/// (attached to the JVM for good on first use). Its methods are found by name on the
+/// object's own class, so no class loader lookup runs on those threads.
+struct JavaCredentials {
+    vm: JavaVM,
+    provider: Global<JObject<'static>>,
+    description: String,
+}
+
+impl CredentialSource for JavaCredentials {
+    fn fetch(&self) -> crate::Result<Credentials> {
+        let fetched = self.vm.attach_current_thread(|env| -> Result<Credentials> {
+            let c = env
+                .call_method(self.provider.as_obj(), jni_str!("getCredentials"), jni_sig!("()Lio/s3native/Credentials;"), &[])?
+                .l()?;
+            if c.is_null() {
+                return Err(Error::new(ErrorKind::Io, "the credentials provider returned null").into());
+            }
+            let text = |env: &mut Env<'_>, name: &str, getter| -> Result<Option<String>> {
+                let o = env.call_method(&c, getter, jni_sig!("()Ljava/lang/String;"), &[])?.l()?;
+                let s: JString = env.cast_local::<JString>(o)?;
+                if s.is_null() {
+                    return Ok(None);
+                }
+                let out = s.try_to_string(env).map_err(|_| Error::new(ErrorKind::Io, format!("the credentials' {name} is not a string")))?;
+                Ok(Some(out).filter(|v| !v.is_empty()))
+            };
+            let access_key_id = text(env, "access key id", jni_str!("getAccessKeyId"))?;
+            let secret_access_key = text(env, "secret access key", jni_str!("getSecretAccessKey"))?;
+            let session_token = text(env, "session token", jni_str!("getSessionToken"))?;
+            let expiry_ms = env.call_method(&c, jni_str!("getExpirationEpochMillis"), jni_sig!("()J"), &[])?.j()?;
+            let (Some(access_key_id), Some(secret_access_key)) = (access_key_id, secret_access_key) else {
+                return Err(Error::new(ErrorKind::AccessDenied, "the credentials provider returned no access key id or secret").into());
+            };
+            Ok(Credentials {
+                access_key_id,
+                secret_access_key,
+                session_token,
+                expiry: u64::try_from(expiry_ms).ok().map(|ms| std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms)),
+            })
+        });
+        fetched.map_err(|f| match f {
+            Failure::Native(e) => e,
+            Failure::Jni(JniError::CaughtJavaException { name, msg, .. }) => {
+                Error::new(ErrorKind::Io, format!("{} failed: {name}: {msg}", self.description))
+            }
+            Failure::Jni(e) => Error::new(ErrorKind::Internal, format!("{} could not be called: {e}", self.description)),
+        })
+    }
+
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Exports: io.s3native.Native
 
-/// `static native long open(String bucket, String key, String mode, String[] settings)`;
-/// `mode`: [`Mode`]'s name, `PUBLISH` or `DEFERRED`.
+/// `static native long open(String bucket, String key, String mode, String[] settings, long credentials)`;
+/// `mode`: [`Mode`]'s name, `PUBLISH` or `DEFERRED`; `credentials`: a handle from
+/// `credentialSource`, or 0 for the settings' keys.
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_open<'local>(
     unowned: EnvUnowned<'local>,
@@ -368,19 +438,20 @@ pub extern "system" fn Java_io_s3native_Native_open<'local>(
     key: JString<'local>,
     mode: JString<'local>,
     kv: JObjectArray<'local, JString<'local>>,
+    credentials: jlong,
 ) -> jlong {
     call(unowned, |env| {
         let bucket = string(env, &bucket, "bucket")?;
         let key = string(env, &key, "key")?;
         let mode: Mode = by_name(env, &mode, "mode")?;
-        let settings = settings(env, &kv)?;
+        let settings = with_credentials(settings(env, &kv)?, credentials);
         // Look the interrupt probe up now, outside any blocking call.
         probe(env.get_raw());
         Ok(into_handle(Writer::open(&bucket, &key, mode, &settings)?))
     })
 }
 
-/// `static native long openMagic(String bucket, String magicKey, String uri, String layout, String etags, String[] settings)`:
+/// `static native long openMagic(String bucket, String magicKey, String uri, String layout, String etags, String[] settings, long credentials)`:
 /// a writer for a file under an S3A magic path ([`Writer::open_magic`]). `layout` is
 /// [`MagicLayout`]'s name (`MAGIC`, `MAGIC_JOB`), `etags` [`PendingEtags`]'s (`UNQUOTED`,
 /// `QUOTED`, `OBJECTS`). A key that is not magic under `layout` is an invalid argument.
@@ -394,6 +465,7 @@ pub extern "system" fn Java_io_s3native_Native_openMagic<'local>(
     layout: JString<'local>,
     etags: JString<'local>,
     kv: JObjectArray<'local, JString<'local>>,
+    credentials: jlong,
 ) -> jlong {
     call(unowned, |env| {
         let bucket = string(env, &bucket, "bucket")?;
@@ -401,7 +473,7 @@ pub extern "system" fn Java_io_s3native_Native_openMagic<'local>(
         let uri = string(env, &uri, "uri")?;
         let layout: MagicLayout = by_name(env, &layout, "magic layout")?;
         let etags: PendingEtags = by_name(env, &etags, ".pending etags form")?;
-        let settings = settings(env, &kv)?;
+        let settings = with_credentials(settings(env, &kv)?, credentials);
         let file = MagicFile::for_key(&magic_key, layout, etags)?
             .ok_or_else(|| Error::invalid_argument(format!("'{magic_key}' is not a magic path under {layout:?}")))?;
         probe(env.get_raw());
@@ -563,32 +635,34 @@ pub extern "system" fn Java_io_s3native_Native_globalStatistics<'local>(
     call(unowned, |env| to_java(env, &crate::global_statistics()))
 }
 
-/// `static native void complete(String resultJson, String[] settings)`
+/// `static native void complete(String resultJson, String[] settings, long credentials)`
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_complete<'local>(
     unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
     json: JString<'local>,
     kv: JObjectArray<'local, JString<'local>>,
+    credentials: jlong,
 ) {
     call(unowned, |env| {
         let result = parse_result(env, &json)?;
-        let settings = settings(env, &kv)?;
+        let settings = with_credentials(settings(env, &kv)?, credentials);
         Ok(crate::complete(&result, &settings)?)
     })
 }
 
-/// `static native void abortUpload(String resultJson, String[] settings)`
+/// `static native void abortUpload(String resultJson, String[] settings, long credentials)`
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_abortUpload<'local>(
     unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
     json: JString<'local>,
     kv: JObjectArray<'local, JString<'local>>,
+    credentials: jlong,
 ) {
     call(unowned, |env| {
         let result = parse_result(env, &json)?;
-        let settings = settings(env, &kv)?;
+        let settings = with_credentials(settings(env, &kv)?, credentials);
         Ok(crate::abort(&result, &settings)?)
     })
 }
@@ -613,6 +687,39 @@ pub extern "system" fn Java_io_s3native_Native_parseResult<'local>(
     call(unowned, |env| {
         let r = parse_result(env, &json)?;
         to_java(env, &r)
+    })
+}
+
+/// `static native long credentialSource(CredentialsProvider provider, String description)`: a
+/// [`SharedCredentials`] over the Java provider (see [`JavaCredentials`]); writers opened
+/// with the same handle share one client. Free with `freeCredentialSource`.
+#[no_mangle]
+pub extern "system" fn Java_io_s3native_Native_credentialSource<'local>(
+    unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    provider: JObject<'local>,
+    description: JString<'local>,
+) -> jlong {
+    call(unowned, |env| {
+        if provider.is_null() {
+            return Err(Error::invalid_argument("the credentials provider is null").into());
+        }
+        let description = string(env, &description, "description")?;
+        let source = JavaCredentials { vm: env.get_java_vm()?, provider: env.new_global_ref(&provider)?, description };
+        Ok(Box::into_raw(Box::new(SharedCredentials::new(source))) as jlong)
+    })
+}
+
+/// `static native void freeCredentialSource(long handle)`: drop this handle's share (writers
+/// and clients still using the source keep it). Called once per handle.
+#[no_mangle]
+pub extern "system" fn Java_io_s3native_Native_freeCredentialSource<'local>(unowned: EnvUnowned<'local>, _class: JClass<'local>, h: jlong) {
+    call(unowned, |_env| {
+        if h != 0 {
+            // SAFETY: `h` came from credentialSource and the Java side frees it once.
+            drop(unsafe { Box::from_raw(h as *mut SharedCredentials) });
+        }
+        Ok(())
     })
 }
 

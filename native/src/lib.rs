@@ -35,6 +35,7 @@
 //! 5 TiB; a multipart upload neither completed nor aborted stays, billed and unlisted.
 
 pub mod config;
+pub mod credentials;
 pub mod error;
 mod ffi;
 mod jni;
@@ -48,6 +49,7 @@ mod writer;
 use std::sync::Arc;
 
 pub use config::{Settings, WriterConfig};
+pub use credentials::{CredentialSource, Credentials, SharedCredentials};
 pub use error::{Error, ErrorKind, Result};
 pub use magic::{MagicFile, MagicLayout, PendingEtags};
 pub use result::UploadResult;

@@ -333,7 +333,9 @@ fn build_s3(c: &StoreConfig) -> Result<AmazonS3> {
     if let Some(e) = &c.endpoint {
         b = b.with_endpoint(e);
     }
-    if let (Some(a), Some(s)) = (&c.access_key, &c.secret_key) {
+    if let Some(source) = &c.credentials {
+        b = b.with_credentials(source.provider());
+    } else if let (Some(a), Some(s)) = (&c.access_key, &c.secret_key) {
         b = b.with_access_key_id(a).with_secret_access_key(s);
         if let Some(t) = &c.session_token {
             b = b.with_token(t);

@@ -28,10 +28,26 @@ const ABORT_BACKOFF: ExponentialBuilder = ExponentialBuilder::new()
     .with_max_delay(Duration::from_secs(3))
     .with_max_times(3);
 
-/// Send one operation of `kind`, counting it on `stats` and its requests on the wire.
-async fn send<T>(stats: &Arc<Recorder>, kind: RequestKind, request: impl Future<Output = T>) -> T {
+/// S3's answers that mean the credentials must be fetched again.
+const EXPIRED_CREDENTIALS: [&str; 3] = ["ExpiredToken", "InvalidToken", "TokenRefreshRequired"];
+
+/// Send one operation of `kind` (`request()` makes its request), counting it on `stats` and
+/// its requests on the wire. When the store's credentials come from a source and S3 answers
+/// that they expired, the cache is dropped and the request sent once more (counted as a
+/// retry).
+async fn send<T, Fut>(store: &Store, stats: &Arc<Recorder>, kind: RequestKind, request: impl Fn() -> Fut) -> object_store::Result<T>
+where
+    Fut: Future<Output = object_store::Result<T>>,
+{
     stats.operation(kind);
-    REQUEST_STATS.scope(stats.clone(), request).await
+    let out = REQUEST_STATS.scope(stats.clone(), request()).await;
+    match (&out, &store.config.credentials) {
+        (Err(e), Some(credentials)) if crate::error::s3_code_of(e).is_some_and(|c| EXPIRED_CREDENTIALS.contains(&c.as_str())) => {
+            credentials.invalidate().await;
+            REQUEST_STATS.scope(stats.clone(), request()).await
+        }
+        _ => out,
+    }
 }
 
 /// The object_store path of `key`, which must stay exactly `key`: object_store normalises
@@ -58,15 +74,16 @@ fn store_error(store: &Store, op: &str, path: &Path, e: &object_store::Error) ->
 
 /// CreateMultipartUpload; returns the upload id.
 pub(crate) async fn create_upload(store: &Store, path: &Path, attributes: Attributes, stats: &Arc<Recorder>) -> Result<String> {
-    let opts = PutMultipartOptions { attributes, ..Default::default() };
-    send(stats, RequestKind::CreateMultipartUpload, store.s3.create_multipart_opts(path, opts))
+    let opts = || PutMultipartOptions { attributes: attributes.clone(), ..Default::default() };
+    send(store, stats, RequestKind::CreateMultipartUpload, || store.s3.create_multipart_opts(path, opts()))
         .await
         .map_err(|e| store_error(store, "CreateMultipartUpload", path, &e))
 }
 
 /// UploadPart of part `idx` (0-based; S3's part number `idx + 1`).
 pub(crate) async fn upload_part(store: &Store, path: &Path, id: &str, idx: usize, data: PutPayload, stats: &Arc<Recorder>) -> Result<PartId> {
-    send(stats, RequestKind::UploadPart, store.s3.put_part(path, &id.to_string(), idx, data))
+    let id = id.to_string();
+    send(store, stats, RequestKind::UploadPart, || store.s3.put_part(path, &id, idx, data.clone()))
         .await
         .map_err(|e| store_error(store, &format!("UploadPart {}", idx + 1), path, &e))
 }
@@ -80,8 +97,8 @@ pub(crate) async fn put_object(
     what: &str,
     stats: &Arc<Recorder>,
 ) -> Result<PutResult> {
-    let opts = PutOptions { attributes, ..Default::default() };
-    send(stats, RequestKind::PutObject, store.s3.put_opts(path, body, opts))
+    let opts = || PutOptions { attributes: attributes.clone(), ..Default::default() };
+    send(store, stats, RequestKind::PutObject, || store.s3.put_opts(path, body.clone(), opts()))
         .await
         .map_err(|e| store_error(store, what, path, &e))
 }
@@ -91,7 +108,7 @@ pub(crate) async fn put_object(
 /// hand.
 pub(crate) async fn abort_upload(store: &Store, path: &Path, id: &str, stats: &Arc<Recorder>) -> Result<()> {
     let id = id.to_string();
-    let attempt = || async { send(stats, RequestKind::AbortMultipartUpload, store.s3.abort_multipart(path, &id)).await };
+    let attempt = || async { send(store, stats, RequestKind::AbortMultipartUpload, || store.s3.abort_multipart(path, &id)).await };
     match attempt
         .retry(ABORT_BACKOFF)
         .when(|e| !matches!(e, object_store::Error::NotFound { .. }))
@@ -127,7 +144,7 @@ pub(crate) async fn complete_upload(store: &Store, result: &UploadResult, stats:
     }
     // This call's own recorder tells whether the client retried.
     let attempts = Arc::new(Recorder::new());
-    let sent = send(&attempts, RequestKind::CompleteMultipartUpload, store.s3.complete_multipart(&path, &id, parts)).await;
+    let sent = send(store, &attempts, RequestKind::CompleteMultipartUpload, || store.s3.complete_multipart(&path, &id, parts.clone())).await;
     let retried = attempts.snapshot().requests.complete_multipart_upload > 1;
     stats.add_requests(&attempts);
     let Err(e) = sent else { return Ok(()) };
@@ -135,7 +152,7 @@ pub(crate) async fn complete_upload(store: &Store, result: &UploadResult, stats:
     if !retried || err.kind() != ErrorKind::NotFound || err.s3_code() == Some("NoSuchBucket") {
         return Err(err);
     }
-    let head = send(stats, RequestKind::HeadObject, store.s3.head(&path)).await;
+    let head = send(store, stats, RequestKind::HeadObject, || store.s3.head(&path)).await;
     match head {
         Ok(meta) if meta.size == result.length => {
             let etag = meta.e_tag.as_deref().unwrap_or("").trim_matches('"').to_string();

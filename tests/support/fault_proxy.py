@@ -15,7 +15,9 @@ Control API, on the same port under /__fault/ (never forwarded):
   GET    /__fault/rules   list the rules still armed
   DELETE /__fault/rules   remove every rule
   GET    /__fault/log     JSON list of flat {"method","path","query","status",
-                          "fault","upstream_status"} objects, one per proxied
+                          "fault","upstream_status","access_key_id"} objects
+                          (access_key_id: the key id that signed the request,
+                          from Authorization's Credential=, or null), one per proxied
                           request since the last DELETE (the last 10,000 are
                           kept), logged just before the answer is sent (so a
                           client that has its answer finds its request in the
@@ -84,6 +86,13 @@ LOG_LIMIT = 10_000
 LOG_BODY_LIMIT = 64 * 1024  # request bodies logged up to this size (not PUT bodies)
 # Request headers never logged: the signature (and the access key it names).
 UNLOGGED_HEADERS = {"authorization"}
+
+
+def access_key_id(authorization):
+    """The access key id of a SigV4 Authorization header (Credential=AKID/date/...), or None."""
+    if not authorization or "Credential=" not in authorization:
+        return None
+    return authorization.split("Credential=", 1)[1].split("/", 1)[0]
 DETAIL_FIELDS = ("headers", "body")  # in GET /__fault/log only with ?detail=1
 UPSTREAM_TIMEOUT_S = 300
 
@@ -254,6 +263,7 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
             "status": None,
             "fault": action,
             "upstream_status": None,
+            "access_key_id": access_key_id(self.headers.get("Authorization")),
             "headers": {name.lower(): value for name, value in self.headers.items()
                         if name.lower() not in UNLOGGED_HEADERS},
             "body": (body.decode("utf-8", "replace")

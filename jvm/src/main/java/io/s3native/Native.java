@@ -75,11 +75,12 @@ final class Native {
     // as maps of the Rust field names (see native/src/jni.rs).
 
     /** mode: {@code PUBLISH} or {@code DEFERRED}. */
-    static native long open(String bucket, String key, String mode, String[] settings) throws IOException;
+    /** credentials: a handle from {@link #credentialSource}, or 0 for the settings' keys. */
+    static native long open(String bucket, String key, String mode, String[] settings, long credentials) throws IOException;
 
     /** layout: {@code MAGIC} (Hadoop 3.3) or {@code MAGIC_JOB} (3.4+); etags: {@code UNQUOTED}, {@code QUOTED}, {@code OBJECTS}. */
-    static native long openMagic(String bucket, String magicKey, String uri, String layout, String etags, String[] settings)
-            throws IOException;
+    static native long openMagic(String bucket, String magicKey, String uri, String layout, String etags, String[] settings,
+            long credentials) throws IOException;
 
     static native void write(long handle, byte[] b, int off, int len) throws IOException;
 
@@ -102,9 +103,14 @@ final class Native {
 
     static native Map<String, Object> globalStatistics();
 
-    static native void complete(String resultJson, String[] settings) throws IOException;
+    static native void complete(String resultJson, String[] settings, long credentials) throws IOException;
 
-    static native void abortUpload(String resultJson, String[] settings) throws IOException;
+    static native void abortUpload(String resultJson, String[] settings, long credentials) throws IOException;
+
+    /** A native credentials cache over {@code provider}; free with {@link #freeCredentialSource}. */
+    static native long credentialSource(CredentialsProvider provider, String description) throws IOException;
+
+    static native void freeCredentialSource(long handle);
 
     static native int abortOpenUploads();
 

@@ -98,12 +98,31 @@ public final class S3NativeOutputStream extends OutputStream {
      * @throws UnsupportedSettingException for a setting the native writer cannot honour
      */
     public S3NativeOutputStream(String bucket, String key, Mode mode, Map<String, String> settings) throws IOException {
-        this(bucket, key, Objects.requireNonNull(mode, "mode"), open(bucket, key, mode, settings));
+        this(bucket, key, mode, settings, null);
     }
 
-    private static long open(String bucket, String key, Mode mode, Map<String, String> settings) throws IOException {
+    /**
+     * {@link #S3NativeOutputStream(String, String, Mode, Map)} with credentials from
+     * {@code credentials} instead of the settings' keys (null: the settings' keys, else the
+     * {@code AWS_*} environment variables).
+     */
+    public S3NativeOutputStream(String bucket, String key, Mode mode, Map<String, String> settings, CredentialSource credentials)
+            throws IOException {
+        this(bucket, key, Objects.requireNonNull(mode, "mode"), open(bucket, key, mode, settings, credentials));
+    }
+
+    private static long open(String bucket, String key, Mode mode, Map<String, String> settings, CredentialSource credentials)
+            throws IOException {
         Native.init();
-        return Native.open(bucket, key, mode.name(), toArray(settings));
+        try {
+            return Native.open(bucket, key, mode.name(), toArray(settings), handle(credentials));
+        } finally {
+            Reference.reachabilityFence(credentials);
+        }
+    }
+
+    private static long handle(CredentialSource credentials) {
+        return credentials == null ? 0 : credentials.handle();
     }
 
     private S3NativeOutputStream(String bucket, String key, Mode mode, long ptr) {
@@ -130,11 +149,21 @@ public final class S3NativeOutputStream extends OutputStream {
      */
     public static S3NativeOutputStream openMagic(String bucket, String magicKey, String uri, MagicLayout layout,
             PendingEtags etags, Map<String, String> settings) throws IOException {
+        return openMagic(bucket, magicKey, uri, layout, etags, settings, null);
+    }
+
+    /** {@link #openMagic(String, String, String, MagicLayout, PendingEtags, Map)} with credentials from {@code credentials}. */
+    public static S3NativeOutputStream openMagic(String bucket, String magicKey, String uri, MagicLayout layout,
+            PendingEtags etags, Map<String, String> settings, CredentialSource credentials) throws IOException {
         Objects.requireNonNull(layout, "layout");
         Objects.requireNonNull(etags, "etags");
         Native.init();
-        long ptr = Native.openMagic(bucket, magicKey, uri, layout.name(), etags.name(), toArray(settings));
-        return new S3NativeOutputStream(bucket, magicKey, Mode.DEFERRED, ptr);
+        try {
+            long ptr = Native.openMagic(bucket, magicKey, uri, layout.name(), etags.name(), toArray(settings), handle(credentials));
+            return new S3NativeOutputStream(bucket, magicKey, Mode.DEFERRED, ptr);
+        } finally {
+            Reference.reachabilityFence(credentials);
+        }
     }
 
     public String getBucket() {
@@ -336,14 +365,32 @@ public final class S3NativeOutputStream extends OutputStream {
      * @throws java.io.FileNotFoundException when the upload is gone (aborted)
      */
     public static void complete(UploadResult result, Map<String, String> settings) throws IOException {
+        complete(result, settings, null);
+    }
+
+    /** {@link #complete(UploadResult, Map)} with credentials from {@code credentials} (null: the settings' keys). */
+    public static void complete(UploadResult result, Map<String, String> settings, CredentialSource credentials) throws IOException {
         Native.init();
-        Native.complete(UploadResult.requireJson(result), toArray(settings));
+        try {
+            Native.complete(UploadResult.requireJson(result), toArray(settings), handle(credentials));
+        } finally {
+            Reference.reachabilityFence(credentials);
+        }
     }
 
     /** Abort a deferred upload from its result, in this or any other JVM; a gone upload counts as aborted. */
     public static void abort(UploadResult result, Map<String, String> settings) throws IOException {
+        abort(result, settings, null);
+    }
+
+    /** {@link #abort(UploadResult, Map)} with credentials from {@code credentials} (null: the settings' keys). */
+    public static void abort(UploadResult result, Map<String, String> settings, CredentialSource credentials) throws IOException {
         Native.init();
-        Native.abortUpload(UploadResult.requireJson(result), toArray(settings));
+        try {
+            Native.abortUpload(UploadResult.requireJson(result), toArray(settings), handle(credentials));
+        } finally {
+            Reference.reachabilityFence(credentials);
+        }
     }
 
     /** Process-wide statistics of every writer of this copy of the native library. */

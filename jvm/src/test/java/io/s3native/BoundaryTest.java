@@ -62,7 +62,7 @@ class BoundaryTest {
         }
         Native.init();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> Native.open("some-bucket", "k", "SOMETIMES", new String[0]));
+                () -> Native.open("some-bucket", "k", "SOMETIMES", new String[0], 0));
         assertTrue(e.getMessage().contains("unknown mode 'SOMETIMES'"), e.getMessage());
     }
 

@@ -208,6 +208,20 @@ final class S3Test {
 
     // ---- fault proxy ----------------------------------------------------------------------
 
+    /**
+     * The fault proxy's log entries (tests/support/fault_proxy.py: method, path, query, status,
+     * fault, access_key_id) for paths containing {@code marker}, in order.
+     */
+    static java.util.List<com.fasterxml.jackson.databind.JsonNode> proxyLog(String marker) throws IOException, InterruptedException {
+        HttpResponse<String> r = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create(faultProxy() + "/__fault/log?path_contains="
+                        + java.net.URLEncoder.encode(marker, java.nio.charset.StandardCharsets.UTF_8))).build(),
+                HttpResponse.BodyHandlers.ofString());
+        java.util.List<com.fasterxml.jackson.databind.JsonNode> out = new java.util.ArrayList<>();
+        new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.body()).forEach(out::add);
+        return out;
+    }
+
     /** Arm a fault proxy rule (JSON, see tests/support/fault_proxy.py). Rules are shared: always match a unique key. */
     static void addFaultRule(String json) throws IOException, InterruptedException {
         HttpResponse<String> r = HttpClient.newHttpClient().send(

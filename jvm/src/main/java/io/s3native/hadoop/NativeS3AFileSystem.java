@@ -24,6 +24,7 @@ import org.apache.hadoop.util.Progressable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.s3native.CredentialSource;
 import io.s3native.S3NativeOutputStream;
 import io.s3native.S3NativeOutputStream.MagicLayout;
 import io.s3native.S3NativeOutputStream.PendingEtags;
@@ -55,6 +56,8 @@ public class NativeS3AFileSystem extends S3AFileSystem {
     static final String CREATE_PERFORMANCE = "fs.s3a.create.performance";
 
     private NativeSettings settings;
+    /** This filesystem's S3A credential chain as the native writer's source; null when all writes fall back. */
+    private Credentials credentials;
     private boolean failOnFallback;
     private boolean downgradeSyncable;
     private boolean trackInMemory;
@@ -85,7 +88,10 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         } else if (isCSEEnabled()) {
             settings = NativeSettings.fallback("fs.s3a.encryption.algorithm (client-side encryption)");
         } else {
-            settings = NativeSettings.from(conf, System.getenv());
+            settings = NativeSettings.from(conf);
+        }
+        if (settings.fallback == null) {
+            credentials = Credentials.share(this);
         }
     }
 
@@ -141,11 +147,12 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         if (magic) {
             // As S3A: no HEAD/LIST probes on a magic path.
             S3NativeOutputStream out = S3NativeOutputStream.openMagic(getBucket(), key, path.toUri().toString(), layout, etags,
-                    settings.map);
+                    settings.map, credentials.source);
             return new FSDataOutputStream(new NativeS3AOutputStream(out, true, downgradeSyncable, null), statistics);
         }
         // Opening sends no request, so an unsupported setting is found before any probe.
-        S3NativeOutputStream out = new S3NativeOutputStream(getBucket(), key, S3NativeOutputStream.Mode.PUBLISH, settings.map);
+        S3NativeOutputStream out = new S3NativeOutputStream(getBucket(), key, S3NativeOutputStream.Mode.PUBLISH, settings.map,
+                credentials.source);
         try {
             if (!createPerformance) {
                 probe(path, overwrite);
@@ -189,6 +196,58 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             LOG.info("s3native: writing through stock S3A because of {} (bucket {})", setting, getBucket());
         } else {
             LOG.debug("s3native: {} written through stock S3A because of {}", path, setting);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        try {
+            super.close();
+        } finally {
+            if (credentials != null) {
+                credentials.close();
+                credentials = null;
+            }
+        }
+    }
+
+    /**
+     * The filesystem's own S3A credential provider chain ({@code shareCredentials}, public on
+     * Hadoop 3.3.4, 3.4.x and 3.5.0: the list S3A built for this filesystem after per-bucket
+     * options, with delegation tokens when those are bound), registered as the native
+     * writer's credential source. The share is released on close.
+     */
+    private static final class Credentials implements AutoCloseable {
+        final CredentialSource source;
+        private final AutoCloseable share;
+
+        private Credentials(CredentialSource source, AutoCloseable share) {
+            this.source = source;
+            this.share = share;
+        }
+
+        static Credentials share(NativeS3AFileSystem fs) throws IOException {
+            AutoCloseable list = fs.shareCredentials("s3native");
+            try {
+                return new Credentials(CredentialSource.fromAwsSdk(list, "S3A's credential chain for s3a://" + fs.getBucket()), list);
+            } catch (IOException | RuntimeException e) {
+                closeQuietly(list);
+                throw e;
+            }
+        }
+
+        @Override
+        public void close() {
+            source.close();
+            closeQuietly(share);
+        }
+
+        private static void closeQuietly(AutoCloseable c) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                LOG.debug("releasing the shared S3A credentials", e);
+            }
         }
     }
 

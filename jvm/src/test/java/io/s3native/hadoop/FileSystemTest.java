@@ -154,18 +154,37 @@ class FileSystemTest {
     }
 
     @Test
-    void anotherCredentialProviderTakesTheStockRoute() throws Exception {
+    void aCustomCredentialProviderWritesNativelyWithItsKeys() throws Exception {
         Configuration conf = HadoopS3.conf(true);
+        conf.set("fs.s3a.native.fallback", "fail");
+        conf.set("fs.s3a.access.key", "AKIDCUSTOMPROVIDER");
+        conf.set("fs.s3a.secret.key", "custom-secret-never-shown");
         conf.set("fs.s3a.aws.credentials.provider", TestCredentialsProvider.class.getName());
         int before = TestCredentialsProvider.CREATED.get();
         NativeS3AFileSystem fs = (NativeS3AFileSystem) HadoopS3.fs(bucket, conf);
         assertTrue(TestCredentialsProvider.CREATED.get() > before, "S3A built the configured provider");
-        assertTrue(fs.getFallbackSetting().contains(TestCredentialsProvider.class.getName()), fs.getFallbackSetting());
-        expectStock(conf, "fs.s3a.aws.credentials.provider");
-        // The provider comes first in a chain: still stock, S3A would ask it first.
-        conf.set("fs.s3a.aws.credentials.provider", TestCredentialsProvider.class.getName() + ","
-                + "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider");
-        expectStock(conf, "fs.s3a.aws.credentials.provider (chain)");
+        assertEquals(null, fs.getFallbackSetting());
+        String marker = "custom-provider-" + System.nanoTime();
+        byte[] data = HadoopS3.data(6 * 1024 * 1024, 5); // two parts: Create, 2 x UploadPart, Complete
+        try (FSDataOutputStream out = fs.create(path(marker))) {
+            out.write(data);
+        }
+        assertEquals(1, fs.getNativeCreateCount());
+        assertArrayEquals(data, HadoopS3.read(fs, path(marker)));
+        // Every native request was signed with the provider's key (moto accepts any key).
+        List<String> ops = HadoopS3.requests(marker);
+        assertTrue(ops.containsAll(List.of("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload")), ops.toString());
+        assertEquals(java.util.Set.of("AKIDCUSTOMPROVIDER"), HadoopS3.accessKeyIds(marker));
+        // A chain whose first provider has nothing (no session token) goes on to the next, as S3A's does.
+        conf.set("fs.s3a.aws.credentials.provider", "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider,"
+                + TestCredentialsProvider.class.getName());
+        NativeS3AFileSystem chained = (NativeS3AFileSystem) HadoopS3.fs(bucket, conf);
+        String marker2 = "custom-chain-" + System.nanoTime();
+        try (FSDataOutputStream out = chained.create(path(marker2))) {
+            out.write(new byte[] {1, 2, 3});
+        }
+        assertEquals(java.util.Set.of("AKIDCUSTOMPROVIDER"), HadoopS3.accessKeyIds(marker2));
+        HadoopS3.closeAll(fs, chained);
     }
 
     /** 3.4.1+: the in-memory magic tracker writes no marker nor .pending, so magic files go stock; plain files stay native. */

@@ -152,6 +152,18 @@ final class HadoopS3 {
         return out;
     }
 
+    /** The access key ids that signed the proxied requests for paths containing {@code marker}. */
+    static Set<String> accessKeyIds(String marker) throws IOException {
+        Set<String> out = new HashSet<>();
+        for (JsonNode e : JSON.readTree(get(PROXY + "/__fault/log"))) {
+            String path = e.path("path").asText();
+            if (path.contains(marker) || decode(path).contains(marker)) {
+                out.add(e.path("access_key_id").asText(null));
+            }
+        }
+        return out;
+    }
+
     /** Query parameters that do not make a request another operation (paging, listing options, the SDK's x-id). */
     private static final Set<String> PLAIN_PARAMS = Set.of("x-id", "versionId", "partNumber", "prefix", "delimiter",
             "marker", "max-keys", "encoding-type", "continuation-token", "start-after", "fetch-owner",

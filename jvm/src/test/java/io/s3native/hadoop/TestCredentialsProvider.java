@@ -9,8 +9,8 @@ import org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider;
 
 /**
  * A credential provider S3A knows nothing special about (a subclass of its simple provider,
- * so it works with the AWS SDK of every Hadoop line): writes of a filesystem configured with
- * it must go to stock S3A, which then asks it for credentials.
+ * so it works with the AWS SDK of every Hadoop line): a site's own class. Writes of a
+ * filesystem configured with it stay native, signed with the keys it hands out.
  */
 public class TestCredentialsProvider extends SimpleAWSCredentialsProvider {
     static final AtomicInteger CREATED = new AtomicInteger();

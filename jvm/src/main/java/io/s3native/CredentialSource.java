@@ -1,0 +1,139 @@
+package io.s3native;
+
+import java.io.IOException;
+import java.lang.ref.Cleaner;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A {@link CredentialsProvider} registered with the native library, with its native cache
+ * (see {@link Credentials}). Streams opened with the same source share one native S3 client.
+ * {@link #close()} (or the garbage collector) drops this handle; streams still using the
+ * source keep it alive.
+ */
+public final class CredentialSource implements AutoCloseable {
+    private static final Cleaner CLEANER = Cleaner.create(r -> {
+        Thread t = new Thread(r, "s3native-credentials-cleaner");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private final long ptr;
+    private final String description;
+    private final Cleaner.Cleanable cleanable;
+
+    private CredentialSource(long ptr, String description) {
+        this.ptr = ptr;
+        this.description = description;
+        this.cleanable = CLEANER.register(this, () -> Native.freeCredentialSource(ptr));
+    }
+
+    /**
+     * Register {@code provider}; {@code description} names it in error messages (no secrets).
+     */
+    public static CredentialSource of(CredentialsProvider provider, String description) throws IOException {
+        Objects.requireNonNull(provider, "provider");
+        Native.init();
+        return new CredentialSource(Native.credentialSource(provider, description), description);
+    }
+
+    /**
+     * Register an AWS SDK credentials provider: an SDK v2
+     * {@code software.amazon.awssdk.auth.credentials.AwsCredentialsProvider} (its
+     * {@code resolveCredentials()}, with the session token and expiry when the credentials
+     * carry them) or an SDK v1 {@code com.amazonaws.auth.AWSCredentialsProvider} (its
+     * {@code getCredentials()}, with the session token; no expiry). Found by reflection, so
+     * neither SDK is needed on the classpath.
+     *
+     * @throws IllegalArgumentException when {@code provider} is neither
+     */
+    public static CredentialSource fromAwsSdk(Object provider, String description) throws IOException {
+        return of(awsSdkAdapter(provider), description);
+    }
+
+    static CredentialsProvider awsSdkAdapter(Object provider) {
+        Objects.requireNonNull(provider, "provider");
+        Method v2 = publicMethod(provider.getClass(), "resolveCredentials");
+        if (v2 != null) {
+            return () -> fromV2(invoke(v2, provider));
+        }
+        Method v1 = publicMethod(provider.getClass(), "getCredentials");
+        if (v1 != null && v1.getReturnType().getName().equals("com.amazonaws.auth.AWSCredentials")) {
+            return () -> fromV1(invoke(v1, provider));
+        }
+        throw new IllegalArgumentException(provider.getClass().getName() + " is not an AWS SDK v1 or v2 credentials provider");
+    }
+
+    private static Credentials fromV2(Object c) throws IOException {
+        String token = (String) optional(c, "sessionToken");
+        Object expiry = optional(c, "expirationTime");
+        Instant expiration = expiry instanceof Optional ? (Instant) ((Optional<?>) expiry).orElse(null) : null;
+        return new Credentials((String) call(c, "accessKeyId"), (String) call(c, "secretAccessKey"), token, expiration);
+    }
+
+    private static Credentials fromV1(Object c) throws IOException {
+        String token = (String) optional(c, "getSessionToken");
+        return new Credentials((String) call(c, "getAWSAccessKeyId"), (String) call(c, "getAWSSecretKey"), token, null);
+    }
+
+    /** A public method without parameters, or null. */
+    private static Method publicMethod(Class<?> c, String name) {
+        try {
+            Method m = c.getMethod(name);
+            m.setAccessible(true); // the public method of a class that is not public itself
+            return m;
+        } catch (NoSuchMethodException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static Object call(Object target, String name) throws IOException {
+        Method m = publicMethod(target.getClass(), name);
+        if (m == null) {
+            throw new IOException(target.getClass().getName() + " has no " + name + "()");
+        }
+        return invoke(m, target);
+    }
+
+    private static Object optional(Object target, String name) throws IOException {
+        Method m = publicMethod(target.getClass(), name);
+        return m == null ? null : invoke(m, target);
+    }
+
+    private static Object invoke(Method m, Object target) throws IOException {
+        try {
+            return m.invoke(target);
+        } catch (InvocationTargetException e) {
+            Throwable t = e.getCause();
+            if (t instanceof IOException) {
+                throw (IOException) t;
+            }
+            throw new IOException("getting credentials: " + t, t);
+        } catch (IllegalAccessException e) {
+            throw new IOException("getting credentials: " + e, e);
+        }
+    }
+
+    long handle() {
+        return ptr;
+    }
+
+    /** What it was registered as. */
+    public String getDescription() {
+        return description;
+    }
+
+    /** Drop this handle (streams that use the source keep it). */
+    @Override
+    public void close() {
+        cleanable.clean();
+    }
+
+    @Override
+    public String toString() {
+        return "CredentialSource{" + description + "}";
+    }
+}
