@@ -46,7 +46,13 @@ symbols-check: build
 # against the hook-enabled debug library `cargo test` built (hooks-tests-jvm).
 HOOKS_LIB := $(abspath $(or $(CARGO_TARGET_DIR),target)/debug/libs3native.so)
 
-test: server-install header-check
+# The EC2 instance metadata emulator of the credential tests (the default chain ends at the
+# instance profile); scripts/s3-server.sh starts it when it is installed.
+IMDS_MOCK := target/tools/bin/ec2-metadata-mock
+$(IMDS_MOCK):
+	GOBIN=$(abspath target/tools/bin) GOFLAGS=-mod=mod go install github.com/aws/amazon-ec2-metadata-mock/cmd/ec2-metadata-mock@v1.13.0
+
+test: server-install header-check $(IMDS_MOCK)
 	env=$$(scripts/s3-server.sh start) && eval "$$env"
 	trap 'scripts/s3-server.sh stop' EXIT
 	$(CARGO) test --features test-hooks --no-fail-fast -- --test-threads=4
@@ -64,7 +70,7 @@ jar: build
 	ls -l jvm/target/s3native-*.jar
 
 # Only the Java tests (starts the local S3 server like `test`).
-test-jvm: server-install build
+test-jvm: server-install build $(IMDS_MOCK)
 	env=$$(scripts/s3-server.sh start) && eval "$$env"
 	trap 'scripts/s3-server.sh stop' EXIT
 	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
@@ -79,7 +85,7 @@ hooks-tests-jvm:
 # 3.5.0 (SDK v2), one Maven profile each; starts the local S3 server like `test`.
 HADOOP_PROFILES ?= hadoop-3.3 hadoop-3.4 hadoop-3.5
 
-test-hadoop: server-install build
+test-hadoop: server-install build $(IMDS_MOCK)
 	env=$$(scripts/s3-server.sh start) && eval "$$env"
 	trap 'scripts/s3-server.sh stop' EXIT
 	$(MAKE) --no-print-directory hadoop-tests

@@ -15,6 +15,9 @@
 # The exports:
 #   S3NATIVE_TEST_ENDPOINT     moto's URL, http://127.0.0.1:PORT
 #   S3NATIVE_TEST_FAULT_PROXY  the fault proxy's URL, forwarding to the endpoint
+#   S3NATIVE_TEST_IMDS_ENDPOINT, S3NATIVE_TEST_IMDS_ACCESS_KEY  the EC2 instance metadata emulator
+#                              and the key id it hands out, when target/tools/bin/ec2-metadata-mock
+#                              is installed (make test installs it)
 #   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION  (dummies moto accepts)
 #
 # With S3NATIVE_TEST_ENDPOINT already set (real S3, MinIO, ...), `start` leaves
@@ -57,7 +60,7 @@ cmd_install() {
 
 case "${1:-}" in
     install) cmd_install ;;
-    start) exec "$PYTHON" "$LOCAL_S3" start --state "$STATE" --kind moto --fault-proxy --honour-env ;;
+    start) exec "$PYTHON" "$LOCAL_S3" start --state "$STATE" --kind moto --fault-proxy --honour-env --imds-if-installed ;;
     stop) exec "$PYTHON" "$LOCAL_S3" stop --state "$STATE" ;;
     *)
         echo "usage: $0 install|start|stop" >&2

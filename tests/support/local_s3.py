@@ -9,6 +9,8 @@ Kinds (KINDS), each on a free port of 127.0.0.1, plain HTTP:
               `data_dir` (each top-level directory is a bucket); checks SigV4 signatures
               against `access_key` / `secret_key`
   fault-proxy tests/support/fault_proxy.py in front of `upstream` (an http:// URL)
+  imds        target/tools/bin/ec2-metadata-mock (the Makefile installs it with go install):
+              EC2 instance metadata (IMDSv1/v2) serving role credentials IMDS_ACCESS_KEY
 
 As a library (spark/s3server.py, benches/harness/servers.py):
 
@@ -22,7 +24,7 @@ and optionally the fault proxy in front of it) in a directory, so that `stop` ca
 another process than `start`:
 
     local_s3.py start [--state DIR] [--kind moto|s3s-fs] [--fault-proxy] [--honour-env]
-                      [--data DIR --access-key KEY --secret-key KEY]
+                      [--imds-if-installed] [--data DIR --access-key KEY --secret-key KEY]
     local_s3.py stop [--state DIR]
 
 `start` prints only `export NAME=VALUE` lines on stdout (see `exports`), everything else
@@ -222,7 +224,32 @@ def fault_proxy_command(port, upstream):
     return argv, "/__fault/rules", (None, None)
 
 
-KINDS = {"moto": moto_command, "s3s-fs": s3s_fs_command, "fault-proxy": fault_proxy_command}
+IMDS = os.path.join(ROOT, "target", "tools", "bin", "ec2-metadata-mock")
+# The instance-profile credentials the IMDS emulator hands out (moto accepts any key pair).
+IMDS_ACCESS_KEY = "AKIDFROMIMDS"
+
+
+def imds_command(port, config_dir):
+    """How to run the EC2 instance metadata emulator (amazon-ec2-metadata-mock, IMDSv1 and
+    v2) on `port`, serving role credentials with access key id IMDS_ACCESS_KEY that expire
+    in 6 hours; its config and HOME go to `config_dir`. Like `moto_command`, with the keys
+    it serves."""
+    if not os.access(IMDS, os.X_OK):
+        raise StartError(f"no {IMDS}: run make {os.path.relpath(IMDS, ROOT)}")
+    os.makedirs(config_dir, exist_ok=True)
+    expiry = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 6 * 3600))
+    secret = "imds-secret-key"
+    config = {"metadata": {"values": {"iam-security-credentials": {
+        "Code": "Success", "LastUpdated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "Type": "AWS-HMAC",
+        "AccessKeyId": IMDS_ACCESS_KEY, "SecretAccessKey": secret, "Token": "imds-session-token", "Expiration": expiry}}}}
+    path = os.path.join(config_dir, "imds-config.json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    argv = ["env", f"HOME={config_dir}", IMDS, "-n", HOST, "-p", str(port), "-c", path]
+    return argv, "/latest/meta-data/", (IMDS_ACCESS_KEY, secret)
+
+
+KINDS = {"moto": moto_command, "s3s-fs": s3s_fs_command, "fault-proxy": fault_proxy_command, "imds": imds_command}
 
 
 def start(kind, log_dir, *, detach=False, timeout=START_TIMEOUT_S, **options):
@@ -295,7 +322,7 @@ def ensure(state, role, kind, **options):
 
 def stop_state(state):
     """Stop the servers recorded in `state` (the proxy first) and forget them."""
-    for role in ("proxy", "server"):
+    for role in ("imds", "proxy", "server"):
         path = state_file(state, role)
         server = Server.load(path)
         if server is not None and server.running():
@@ -354,7 +381,15 @@ def cmd_start(a):
     except StartError as e:
         say(f"error: {e}")
         return 1
-    for name, value in exports(server, proxy).items():
+    env = exports(server, proxy)
+    if a.imds_if_installed and os.access(IMDS, os.X_OK):
+        try:
+            imds = ensure(a.state, "imds", "imds", config_dir=os.path.join(a.state, "imds"))
+        except StartError as e:
+            say(f"error: {e}")
+            return 1
+        env.update(S3NATIVE_TEST_IMDS_ENDPOINT=imds.url, S3NATIVE_TEST_IMDS_ACCESS_KEY=imds.access_key)
+    for name, value in env.items():
         print(f"export {shlex.quote(f'{name}={value}')}")
     return 0
 
@@ -376,6 +411,9 @@ def main(argv=None):
                        help="directory of pids, endpoints and logs (default: target/s3-server)")
     p = sub.choices["start"]
     p.add_argument("--kind", choices=("moto", "s3s-fs"), default="moto")
+    p.add_argument("--imds-if-installed", action="store_true",
+                   help="also start the instance metadata emulator when it is installed; exports "
+                        "S3NATIVE_TEST_IMDS_ENDPOINT and S3NATIVE_TEST_IMDS_ACCESS_KEY")
     p.add_argument("--fault-proxy", action="store_true", help="the fault proxy in front of the server")
     p.add_argument("--honour-env", action="store_true",
                    help="use S3NATIVE_TEST_ENDPOINT / S3NATIVE_TEST_FAULT_PROXY when set instead of "
