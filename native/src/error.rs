@@ -132,6 +132,12 @@ impl Error {
         Error::new(ErrorKind::Internal, format!("panic (a bug in s3native): {what}"))
     }
 
+    /// Append `more` to the message (e.g. what a clean-up after this failure found).
+    pub(crate) fn context_after(mut self, more: impl fmt::Display) -> Self {
+        self.message = format!("{}; {more}", self.message);
+        self
+    }
+
     /// Prefix the message with what was being done, e.g. `"UploadPart 3 of s3://b/k"`.
     pub(crate) fn context(mut self, what: impl fmt::Display) -> Self {
         self.message = format!("{what}: {}", self.message);

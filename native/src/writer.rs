@@ -121,6 +121,9 @@ struct Shared {
     upload_id: OnceCell<Result<String>>,
     part_ids: Mutex<Vec<Option<String>>>,
     in_flight: watch::Sender<usize>,
+    /// Set (true) when the upload is being discarded: parts waiting for a slot or sending
+    /// stop at once, so an abort never waits behind other writers' uploads.
+    discard: watch::Sender<bool>,
     aborted: OnceCell<Result<()>>,
 }
 
@@ -187,6 +190,7 @@ impl Shared {
             }
         };
         if newly {
+            self.discard.send_replace(true);
             let me = self.clone();
             self.rt.spawn(async move {
                 let _ = me.abort_upload().await;
@@ -201,6 +205,7 @@ impl Shared {
         match &*s {
             State::Open => {
                 *s = State::Aborted;
+                self.discard.send_replace(true);
                 AbortStart::Abort
             }
             State::Aborted | State::Failed(_) => AbortStart::Abort,
@@ -236,9 +241,10 @@ impl Shared {
             .clone()
     }
 
-    /// Upload part `idx` (0-based); runs on the runtime.
+    /// Upload part `idx` (0-based); runs on the runtime. Stops (dropping its request) as soon
+    /// as the upload is discarded.
     async fn upload_part(self: Arc<Self>, idx: usize, data: Bytes, reservation: Reservation, handed_off: Instant) {
-        let outcome = async {
+        let upload = async {
             let _slot = self.store.upload_slots.acquire().await.map_err(|_| Error::state("client closed"))?;
             let id = self.upload_id().await?;
             if self.discarding() {
@@ -249,8 +255,12 @@ impl Shared {
             let sent = s3::upload_part(&self.store, &self.path, &id, idx, PutPayload::from(data), &self.stats).await;
             self.stats.upload_time(started.elapsed());
             sent.map(Some)
-        }
-        .await;
+        };
+        let mut discard = self.discard.subscribe();
+        let outcome = tokio::select! {
+            outcome = upload => outcome,
+            _ = discard.wait_for(|d| *d) => Ok(None),
+        };
         // The part's last attempt has ended: give its bytes back.
         drop(reservation);
         match outcome {
@@ -384,8 +394,13 @@ impl Writer {
         s3::object_path(&file.magic_key)?;
         let w = Writer::open_inner(bucket, &file.final_key, Mode::Deferred, settings, Some((file.clone(), uri.to_string())))?;
         let shared = w.shared.clone();
-        // On failure the writer is dropped, which aborts nothing: no upload exists.
-        pool::block_on(shared.rt, "initiating the upload", &|| false, async { shared.upload_id().await })??;
+        // Counted in flight like a part task, so that an abort arriving meanwhile (the
+        // shutdown hook's) waits for the upload id and aborts the upload. On failure the
+        // writer is dropped, which aborts nothing: no upload exists.
+        shared.in_flight.send_modify(|n| *n += 1);
+        let created = pool::block_on(shared.rt, "initiating the upload", &|| false, async { shared.upload_id().await });
+        shared.in_flight.send_modify(|n| *n -= 1);
+        created??;
         Ok(w)
     }
 
@@ -416,6 +431,7 @@ impl Writer {
             upload_id: OnceCell::new(),
             part_ids: Mutex::new(Vec::new()),
             in_flight: watch::Sender::new(0),
+            discard: watch::Sender::new(false),
             aborted: OnceCell::new(),
         });
         pool::global_stats().writer_opened();
@@ -611,11 +627,15 @@ impl Writer {
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => Err(self.fail(e)),
             Err(e) => {
-                // Report the failure only once the upload is aborted.
+                // Report the failure only once the upload is aborted, and say so when the
+                // abort failed too (its message names the upload id for an operator).
                 let e = self.fail(e);
-                let _ = pool::block_on(self.shared.rt, "aborting after a failure", interrupted, self.shared.abort_upload());
+                let aborted = pool::block_on(self.shared.rt, "aborting after a failure", interrupted, self.shared.abort_upload());
                 self.deregister();
-                Err(e)
+                Err(match aborted {
+                    Ok(Ok(())) => e,
+                    Ok(Err(a)) | Err(a) => e.context_after(format!("and then {a}")),
+                })
             }
         }
     }
@@ -788,10 +808,14 @@ impl SharedWriter {
         SharedWriter { writer: Mutex::new(writer), abort }
     }
 
+    /// The writer, for one write or close. After a panic inside an earlier one (a bug) the
+    /// writer has failed: its upload is aborted and every call reports that.
     fn lock(&self) -> Result<MutexGuard<'_, Writer>> {
-        self.writer
-            .lock()
-            .map_err(|_| Error::new(ErrorKind::Internal, "the writer is unusable after an internal error (a panic)"))
+        self.writer.lock().map_err(|_| {
+            let e = Error::new(ErrorKind::Internal, "the writer is unusable after an internal error (a panic)");
+            self.abort.0.fail(e.clone());
+            e
+        })
     }
 
     /// [`Writer::write`].
