@@ -1,7 +1,7 @@
 # s3native: one place that drives every build and test.
 #   make test    start a local S3 server (moto + fault proxy), run every test suite, stop it
 #   make build   release cdylib for x86_64 Linux, glibc 2.17+ (target/x86_64-unknown-linux-gnu/release/
-#                libs3native.so), built with cargo-zigbuild
+#                libs3native.so), built with cargo-zigbuild; make glibc-check checks it loads there
 #   make bench   the benchmark harness: s3native vs S3A, object_store and the ceiling, with TLS
 #                and S3-like latency; tables and charts in benches/results/ (bench-smoke: CI's)
 #   make jar     jvm/target/s3native-<version>.jar with the release libs3native.so inside
@@ -19,7 +19,7 @@ MVN ?= mvn -B -ntp
 # Linux 2 / EMR 6 have 2.26, RHEL 8 2.28): cargo-zigbuild links it with zig against glibc
 # 2.17's symbol versions (target x86_64-unknown-linux-gnu.2.17). cargo puts it under
 # <target dir>/x86_64-unknown-linux-gnu/release (honours CARGO_TARGET_DIR); the jar, the
-# Java, Hadoop and Spark tests, symbols-check, the bench and the demo all use
+# Java, Hadoop and Spark tests, symbols-check, glibc-check, the bench and the demo all use
 # that one library. Test builds (cargo test, the hook-enabled libraries) stay host builds.
 GLIBC_TARGET := x86_64-unknown-linux-gnu.2.17
 NATIVE_LIB_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target)/x86_64-unknown-linux-gnu/release)
@@ -31,7 +31,7 @@ ZIGBUILD_VERSION := 0.24.1
 ZIG_VENV := target/tools/zig
 ZIGBUILD := target/tools/bin/cargo-zigbuild
 
-.PHONY: build zig-tools test bench bench-build bench-smoke header-check symbols-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark
+.PHONY: build zig-tools test bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark
 
 build: zig-tools
 	CARGO_ZIGBUILD_PYTHON_PATH=$(abspath $(ZIG_VENV))/bin/python $(ZIGBUILD) zigbuild --release --target $(GLIBC_TARGET)
@@ -64,6 +64,11 @@ symbols-check: build
 	if grep -vE '$(SYMBOL_OK)' <<<"$$syms"; then echo "the release library exports symbols beyond its API"; exit 1; fi
 	echo "symbols-check: $$(grep -cE '^(s3n_|Java_)' <<<"$$syms") API symbols, no test hooks"
 
+# The release library loads on glibc 2.17+ (manylinux2014): symbol versions and NEEDED
+# libraries, by objdump (scripts/glibc-check.sh; it fails on a plain `cargo build --release`).
+glibc-check: build
+	scripts/glibc-check.sh $(NATIVE_LIB_DIR)/libs3native.so
+
 # Rust tests run in a build with the test hooks (cargo feature test-hooks); the Java tests run
 # against the release library, as packed in the jar, except those tagged "hooks", which run
 # against the hook-enabled debug library `cargo test` built (hooks-tests-jvm). That one, like
@@ -75,6 +80,7 @@ test: server-install header-check
 	trap 'scripts/s3-server.sh stop' EXIT
 	$(CARGO) test --features test-hooks --no-fail-fast -- --test-threads=4
 	$(MAKE) --no-print-directory symbols-check
+	$(MAKE) --no-print-directory glibc-check
 	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
 	$(MAKE) --no-print-directory hooks-tests-jvm
 	$(MAKE) --no-print-directory hadoop-tests
