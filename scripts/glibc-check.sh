@@ -39,11 +39,17 @@ for family in GLIBC GLIBCXX CXXABI GCC; do
     le "$max" "${limit[$family]}" || problems+=("${family}_$max above ${family}_${limit[$family]}")
 done
 
+# A strong undefined symbol with no version is one no glibc library promises (weak ones, like
+# std's getrandom and statx, are looked up at run time and may be missing).
+unversioned=$(objdump -T "$lib" | awk '$0 ~ /[*]UND[*]/ && $2 != "w" && $0 !~ /[ (](GLIBC|GLIBCXX|CXXABI|GCC)_/ {print $NF}' \
+    | grep -vE '^(__gmon_start__|_ITM_.*)$' || true)
+[ -z "$unversioned" ] || problems+=("unversioned undefined symbols: $(tr '\n' ' ' <<<"$unversioned" | sed 's/ $//')")
+
 needed=$(objdump -p "$lib" | awk '$1 == "NEEDED" {print $2}')
 extra=$(grep -vE "$NEEDED_OK" <<<"$needed" || true)
 [ -z "$extra" ] || problems+=("NEEDED beyond glibc: $(tr '\n' ' ' <<<"$extra" | sed 's/ $//')")
 
-line="glibc-check: $lib: $format, ${found[*]/%/,} NEEDED $(tr '\n' ' ' <<<"$needed" | sed 's/ $//')"
+line="glibc-check: $lib: $format, ${found[*]/%/,} NEEDED $(tr '\n' ' ' <<<"${needed:-none}" | sed 's/ $//')"
 if [ ${#problems[@]} -gt 0 ]; then
     echo "$line: FAILS manylinux2014 (glibc 2.17): $(printf '%s; ' "${problems[@]}" | sed 's/; $//')" >&2
     exit 1
