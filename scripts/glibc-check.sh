@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Checks that a libs3native.so loads on the manylinux2014 baseline (x86_64, glibc 2.17): an
 # x86-64 ELF whose versioned symbols need at most GLIBC_2.17, GLIBCXX_3.4.19, CXXABI_1.3.7 and
-# GCC_4.8.0 (objdump -T) and whose NEEDED libraries are only glibc's own (objdump -p). No
-# machine here has an old glibc, so this is the check. Prints what it found in one line;
-# exits 1 when the library would not load there. Usage: scripts/glibc-check.sh <lib.so>
+# GCC_4.8.0 (objdump -T), with no strong undefined symbol left unversioned, and whose NEEDED
+# libraries are only glibc's own (objdump -p). No machine here has an old glibc, so this is
+# the check. Prints what it found in one line; exits 1 when the library would not load there. Usage: scripts/glibc-check.sh <lib.so>
 set -euo pipefail
 lib="${1:?usage: $0 <libs3native.so>}"
 [ -f "$lib" ] || { echo "glibc-check: no $lib" >&2; exit 1; }
