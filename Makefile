@@ -1,6 +1,7 @@
 # s3native: one place that drives every build and test.
 #   make test    start a local S3 server (moto + fault proxy), run every test suite, stop it
-#   make build   release cdylib (target/release/libs3native.so)
+#   make build   release cdylib for x86_64 Linux, glibc 2.17+ (target/x86_64-unknown-linux-gnu/release/
+#                libs3native.so), built with cargo-zigbuild; make glibc-check checks it loads there
 #   make bench   the benchmark harness: s3native vs S3A, object_store and the ceiling, with TLS
 #                and S3-like latency; tables and charts in benches/results/ (bench-smoke: CI's)
 #   make jar     jvm/target/s3native-<version>.jar with the release libs3native.so inside
@@ -14,13 +15,35 @@ SHELL := /bin/bash
 
 CARGO ?= cargo
 MVN ?= mvn -B -ntp
-# Where cargo puts the release library (honours CARGO_TARGET_DIR); Maven packs it from there.
-NATIVE_LIB_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target)/release)
+# The release library is built for the manylinux2014 baseline, x86_64 with glibc 2.17 (Amazon
+# Linux 2 / EMR 6 have 2.26, RHEL 8 2.28): cargo-zigbuild links it with zig against glibc
+# 2.17's symbol versions (target x86_64-unknown-linux-gnu.2.17). cargo puts it under
+# <target dir>/x86_64-unknown-linux-gnu/release (honours CARGO_TARGET_DIR); the jar, the
+# Java, Hadoop and Spark tests, symbols-check, glibc-check, the bench and the demo all use
+# that one library. Test builds (cargo test, the hook-enabled libraries) stay host builds.
+GLIBC_TARGET := x86_64-unknown-linux-gnu.2.17
+NATIVE_LIB_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target)/x86_64-unknown-linux-gnu/release)
 
-.PHONY: build test bench bench-build bench-smoke header-check symbols-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark
+# zig from PyPI (ziglang) in a venv of its own, cargo-zigbuild from crates.io; `make build`
+# installs both when missing or of another version (zig-tools).
+ZIG_VERSION := 0.17.0
+ZIGBUILD_VERSION := 0.24.1
+ZIG_VENV := target/tools/zig
+ZIGBUILD := target/tools/bin/cargo-zigbuild
 
-build:
-	$(CARGO) build --release
+.PHONY: build zig-tools test bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark
+
+build: zig-tools
+	CARGO_ZIGBUILD_PYTHON_PATH=$(abspath $(ZIG_VENV))/bin/python $(ZIGBUILD) zigbuild --release --target $(GLIBC_TARGET)
+
+zig-tools:
+	if [ "$$($(ZIGBUILD) --version 2>/dev/null)" != "cargo-zigbuild $(ZIGBUILD_VERSION)" ]; then
+	  $(CARGO) install cargo-zigbuild --version $(ZIGBUILD_VERSION) --locked --root target/tools
+	fi
+	if [ "$$($(ZIG_VENV)/bin/python -m ziglang version 2>/dev/null)" != "$(ZIG_VERSION)" ]; then
+	  python3 -m venv $(ZIG_VENV)
+	  $(ZIG_VENV)/bin/pip install -q --disable-pip-version-check ziglang==$(ZIG_VERSION)
+	fi
 
 server-install:
 	scripts/s3-server.sh install
@@ -41,9 +64,15 @@ symbols-check: build
 	if grep -vE '$(SYMBOL_OK)' <<<"$$syms"; then echo "the release library exports symbols beyond its API"; exit 1; fi
 	echo "symbols-check: $$(grep -cE '^(s3n_|Java_)' <<<"$$syms") API symbols, no test hooks"
 
+# The release library loads on glibc 2.17+ (manylinux2014): symbol versions and NEEDED
+# libraries, by objdump (scripts/glibc-check.sh; it fails on a plain `cargo build --release`).
+glibc-check: build
+	scripts/glibc-check.sh $(NATIVE_LIB_DIR)/libs3native.so
+
 # Rust tests run in a build with the test hooks (cargo feature test-hooks); the Java tests run
 # against the release library, as packed in the jar, except those tagged "hooks", which run
-# against the hook-enabled debug library `cargo test` built (hooks-tests-jvm).
+# against the hook-enabled debug library `cargo test` built (hooks-tests-jvm). That one, like
+# the Rust tests' builds, is a host build (glibc of this machine): test builds only.
 HOOKS_LIB := $(abspath $(or $(CARGO_TARGET_DIR),target)/debug/libs3native.so)
 
 # The EC2 instance metadata emulator of the credential tests (the default chain ends at the
@@ -57,13 +86,14 @@ test: server-install header-check $(IMDS_MOCK)
 	trap 'scripts/s3-server.sh stop' EXIT
 	$(CARGO) test --features test-hooks --no-fail-fast -- --test-threads=4
 	$(MAKE) --no-print-directory symbols-check
+	$(MAKE) --no-print-directory glibc-check
 	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
 	$(MAKE) --no-print-directory hooks-tests-jvm
 	$(MAKE) --no-print-directory hadoop-tests
 	$(MAKE) --no-print-directory test-spark
 	$(MAKE) --no-print-directory bench-smoke
 
-# The jar: Maven copies target/release/libs3native.so into /native/<os>-<arch>/ of the jar.
+# The jar: Maven copies $(NATIVE_LIB_DIR)/libs3native.so into /native/<os>-<arch>/ of the jar.
 jar: build
 	$(MVN) -q -f jvm/pom.xml package -DskipTests -Ds3native.library.dir=$(NATIVE_LIB_DIR)
 	jar tf jvm/target/s3native-*.jar | grep -q '^native/.*/libs3native.so$$' || { echo "the jar lacks libs3native.so"; exit 1; }
@@ -134,7 +164,8 @@ BENCH_JVM_SERVER := python3 tests/support/local_s3.py
 BENCH_JVM_STATE := --state target/bench-jvm-server
 
 # The JMH comparison with the Rust API alone calls a test hook (benchRustUpload): the
-# benchmarks load a release build with the hooks (target/hooks/), not the jar's library.
+# benchmarks load a release build with the hooks (target/hooks/), not the jar's library; a
+# host build (test build), like bench-build's Rust worker (target/release/examples/).
 HOOKS_RELEASE_LIB := $(abspath target/hooks/release/libs3native.so)
 
 bench-jvm: jar $(S3S_FS)

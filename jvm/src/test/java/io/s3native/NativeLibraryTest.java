@@ -21,7 +21,9 @@ class NativeLibraryTest {
 
     @Test
     void loadsFromTheConfiguredPath() throws Exception {
-        File lib = new File("../target/release/libs3native.so").getCanonicalFile();
+        // The folder Maven packed the jar's library from (s3native.library.dir).
+        File lib = new File(System.getProperty("s3native.test.library.dir"), "libs3native.so").getCanonicalFile();
+        assertTrue(lib.isFile(), lib + " exists");
         String out = S3Test.runChild(List.of("-D" + NativeLibrary.PATH_PROPERTY + "=" + lib.getParent()), "load");
         assertTrue(out.contains("LOADED"), out);
     }
