@@ -92,6 +92,7 @@ fn abort_after_close_keeps_the_object() {
     assert_eq!(shared.close().expect("close again"), result);
     tb.assert_object(&key, &content);
     assert_eq!(w.statistics().requests.abort_multipart_upload, 0);
+    assert_eq!(shared.statistics().requests.abort_multipart_upload, 0);
 }
 
 #[test]

@@ -732,7 +732,8 @@ pub extern "system" fn Java_io_s3native_Native_version<'local>(
     call(unowned, |env| new_string(env, env!("CARGO_PKG_VERSION")))
 }
 
-/// Test and benchmark hooks (feature `test-hooks`): not in release builds or the jar.
+/// Test and benchmark hooks (feature `test-hooks`): not in release builds, and declared only
+/// by the test sources' `io.s3native.NativeHooks`, not by the jar.
 #[cfg(feature = "test-hooks")]
 mod hooks {
     use super::*;
@@ -742,7 +743,7 @@ mod hooks {
     /// through the Rust API alone (`Writer::write` of a `chunk`-byte Rust buffer, no JNI per
     /// write) and returns the object's length.
     #[no_mangle]
-    pub extern "system" fn Java_io_s3native_Native_benchRustUpload<'local>(
+    pub extern "system" fn Java_io_s3native_NativeHooks_benchRustUpload<'local>(
         unowned: EnvUnowned<'local>,
         _class: JClass<'local>,
         bucket: JString<'local>,
@@ -772,7 +773,7 @@ mod hooks {
 
     /// `static native void panicForTest()`: proves that a panic becomes a Java exception.
     #[no_mangle]
-    pub extern "system" fn Java_io_s3native_Native_panicForTest<'local>(unowned: EnvUnowned<'local>, _class: JClass<'local>) {
+    pub extern "system" fn Java_io_s3native_NativeHooks_panicForTest<'local>(unowned: EnvUnowned<'local>, _class: JClass<'local>) {
         call(unowned, |_env| -> Result<()> {
             let n = std::hint::black_box(1);
             panic!("deliberate panic {n} for the JNI panic test");

@@ -244,22 +244,28 @@ impl Shared {
     /// Upload part `idx` (0-based); runs on the runtime. Stops (dropping its request) as soon
     /// as the upload is discarded.
     async fn upload_part(self: Arc<Self>, idx: usize, data: Bytes, reservation: Reservation, handed_off: Instant) {
-        let upload = async {
-            let _slot = self.store.upload_slots.acquire().await.map_err(|_| Error::state("client closed"))?;
-            let id = self.upload_id().await?;
-            if self.discarding() {
-                return Ok(None);
-            }
-            let started = Instant::now();
-            self.stats.queue_wait(started - handed_off);
-            let sent = s3::upload_part(&self.store, &self.path, &id, idx, PutPayload::from(data), &self.stats).await;
-            self.stats.upload_time(started.elapsed());
-            sent.map(Some)
-        };
         let mut discard = self.discard.subscribe();
-        let outcome = tokio::select! {
-            outcome = upload => outcome,
-            _ = discard.wait_for(|d| *d) => Ok(None),
+        // Waiting for a slot or the upload id ends at once when the upload is discarded; a
+        // part already sending is let finish, so the abort comes after it (reference/s3-rules.md:
+        // a part still arriving after the abort could stay stored).
+        let queued = async {
+            let slot = self.store.upload_slots.acquire().await.map_err(|_| Error::state("client closed"))?;
+            Ok::<_, Error>((slot, self.upload_id().await?))
+        };
+        let outcome = match tokio::select! {
+            ready = queued => Some(ready),
+            _ = discard.wait_for(|d| *d) => None,
+        } {
+            None => Ok(None),
+            Some(Err(e)) => Err(e),
+            Some(Ok(_)) if self.discarding() => Ok(None),
+            Some(Ok((_slot, id))) => {
+                let started = Instant::now();
+                self.stats.queue_wait(started - handed_off);
+                let sent = s3::upload_part(&self.store, &self.path, &id, idx, PutPayload::from(data), &self.stats).await;
+                self.stats.upload_time(started.elapsed());
+                sent.map(Some)
+            }
         };
         // The part's last attempt has ended: give its bytes back.
         drop(reservation);
@@ -278,6 +284,17 @@ impl Shared {
             }
         }
         self.in_flight.send_modify(|n| *n -= 1);
+    }
+
+    /// Wait until the parts in flight satisfy `done`, or the upload is discarded (a caller
+    /// blocked here then fails at once, while the abort waits for the parts still sending).
+    async fn wait_in_flight(&self, done: impl Fn(usize) -> bool) {
+        let mut in_flight = self.in_flight.subscribe();
+        let mut discard = self.discard.subscribe();
+        tokio::select! {
+            _ = in_flight.wait_for(|n| done(*n)) => {}
+            _ = discard.wait_for(|d| *d) => {}
+        }
     }
 
     /// Abort the upload once: wait for parts in flight, then AbortMultipartUpload with
@@ -579,10 +596,10 @@ impl Writer {
     fn hand_off(&mut self, mut buffer: PartBuffer, interrupted: &dyn Fn() -> bool) -> Result<()> {
         let cap = self.config.parts_in_flight;
         if *self.shared.in_flight.borrow() >= cap {
-            let mut rx = self.shared.in_flight.subscribe();
             let start = Instant::now();
+            let shared = self.shared.clone();
             let waited = pool::block_on(self.shared.rt, "waiting for parts in flight", interrupted, async move {
-                let _ = rx.wait_for(|n| *n < cap).await;
+                shared.wait_in_flight(|n| n < cap).await
             });
             self.shared.stats.in_flight_blocked(start.elapsed());
             if let Err(e) = waited {
@@ -653,10 +670,7 @@ impl Writer {
             self.hand_off(b, interrupted)?;
         }
         let shared = self.shared.clone();
-        let mut rx = shared.in_flight.subscribe();
-        pool::block_on(shared.rt, "waiting for parts to upload", interrupted, async move {
-            let _ = rx.wait_for(|n| *n == 0).await;
-        })?;
+        pool::block_on(shared.rt, "waiting for parts to upload", interrupted, shared.wait_in_flight(|n| n == 0))?;
         shared.check_open()?;
         let upload_id = match shared.upload_id.get() {
             Some(Ok(id)) => id.clone(),

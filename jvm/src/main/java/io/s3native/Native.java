@@ -118,11 +118,4 @@ final class Native {
     static native Map<String, Object> parseResult(String json);
 
     static native String version();
-
-    // Test hooks: only in a library built with the cargo feature test-hooks (never the jar's).
-
-    static native void panicForTest();
-
-    /** Benchmark baseline: upload {@code total} bytes through the Rust API alone (see jni.rs). */
-    static native long benchRustUpload(String bucket, String key, String[] settings, long total, int chunk) throws IOException;
 }

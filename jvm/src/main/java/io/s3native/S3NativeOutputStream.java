@@ -178,11 +178,13 @@ public final class S3NativeOutputStream extends OutputStream {
         return mode;
     }
 
-    /** Run {@code c} on the native writer, keeping this stream (and so the handle) reachable. */
+    /** Run {@code c} on the native writer, keeping the handle alive (and this stream reachable) meanwhile. */
     private <T> T call(Call<T> c) throws IOException {
+        long p = handle.acquire();
         try {
-            return c.run(handle.ptr);
+            return c.run(p);
         } finally {
+            handle.release();
             Reference.reachabilityFence(this);
         }
     }
@@ -300,6 +302,18 @@ public final class S3NativeOutputStream extends OutputStream {
                     drainSmall(p);
                     return UploadResult.fromJson(Native.close(p));
                 });
+                // Closed: free the native writer now. Later calls get its answer for a closed
+                // writer, taken here; close returns the result, abort does nothing.
+                IOException closedAnswer = null;
+                try {
+                    call(p -> {
+                        Native.checkOpen(p);
+                        return null;
+                    });
+                } catch (IOException e) {
+                    closedAnswer = e;
+                }
+                handle.dispose(closedAnswer);
             }
             return result;
         } finally {
@@ -324,14 +338,25 @@ public final class S3NativeOutputStream extends OutputStream {
      *     was already completing the upload
      */
     public void abort() throws IOException {
-        call(p -> {
+        long p;
+        try {
+            p = handle.acquire();
+        } catch (IOException freed) {
+            return; // closed, and its native writer freed: abort after close does nothing
+        }
+        try {
             Native.abort(p);
-            return null;
-        });
+        } finally {
+            handle.release();
+            Reference.reachabilityFence(this);
+        }
     }
 
-    /** True once {@link #abort()} (or the Cleaner, or the shutdown hook) aborted this stream. */
+    /** True once {@link #abort()} (or the shutdown hook) aborted this stream; false after a successful close. */
     public boolean isAborted() {
+        if (result != null) {
+            return false;
+        }
         try {
             return "ABORTED".equals(call(Native::state));
         } catch (IOException e) {
@@ -344,7 +369,7 @@ public final class S3NativeOutputStream extends OutputStream {
      * {@code FAILED} or {@code CLOSED} (the Rust {@code WriterState}'s names).
      */
     public String getState() throws IOException {
-        return call(Native::state);
+        return result != null ? "CLOSED" : call(Native::state);
     }
 
     /** The writer's statistics now (after close, those at close). Never waits for a write. */

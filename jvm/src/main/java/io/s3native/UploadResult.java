@@ -38,13 +38,22 @@ public final class UploadResult {
         this.json = json;
         this.bucket = (String) field(fields, "bucket");
         this.key = (String) field(fields, "key");
-        this.uploadId = (String) fields.get("upload_id");
+        this.uploadId = (String) nullable(fields, "upload_id");
         this.etags = Collections.unmodifiableList((List<String>) field(fields, "etags"));
         this.checksums = Collections.unmodifiableList((List<String>) field(fields, "checksums"));
-        this.checksumAlgorithm = (String) fields.get("checksum_algorithm");
+        this.checksumAlgorithm = (String) nullable(fields, "checksum_algorithm");
         this.length = (Long) field(fields, "length");
         this.completed = (Boolean) field(fields, "completed");
         this.statistics = new Statistics((Map<String, Object>) field(fields, "statistics"));
+    }
+
+    /** A field that may be null, but must be sent. */
+    private static Object nullable(Map<String, Object> fields, String name) {
+        if (!fields.containsKey(name)) {
+            throw new IllegalStateException("s3native: the native library sent no UploadResult field " + name
+                    + " (jar and library versions differ?)");
+        }
+        return fields.get(name);
     }
 
     private static Object field(Map<String, Object> fields, String name) {

@@ -1,6 +1,7 @@
 package io.s3native;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -75,5 +76,12 @@ class BoundaryTest {
         out.abort(); // the rule of the Rust API and the C ABI: nothing happens
         assertEquals("CLOSED", out.getState());
         assertTrue(S3Test.exists(bucket, "k"));
+        S3NativeOutputStream aborted = new S3NativeOutputStream(bucket, "k2", S3NativeOutputStream.Mode.PUBLISH, S3Test.settings());
+        aborted.write(8);
+        aborted.abort();
+        aborted.abort(); // a second abort: nothing more
+        assertEquals("ABORTED", aborted.getState());
+        assertThrows(IOException.class, aborted::close);
+        assertFalse(S3Test.exists(bucket, "k2"));
     }
 }

@@ -20,7 +20,7 @@ class HooksTest {
     @Test
     void aPanicBecomesAnException() throws Exception {
         Native.init();
-        IOException e = assertThrows(IOException.class, Native::panicForTest);
+        IOException e = assertThrows(IOException.class, NativeHooks::panicForTest);
         assertTrue(e.getMessage().contains("deliberate panic 1"), e.getMessage());
         // The JVM and the library still work: a write round trip succeeds and is counted.
         long closedBefore = S3NativeOutputStream.globalStatistics().getWritersClosed();

@@ -107,6 +107,7 @@ class InterruptTest {
         slowParts(key);
         S3NativeOutputStream out = new S3NativeOutputStream(bucket, key, S3NativeOutputStream.Mode.PUBLISH, slowSettings());
         AtomicReference<Throwable> thrown = new AtomicReference<>();
+        java.util.concurrent.atomic.AtomicLong failedAt = new java.util.concurrent.atomic.AtomicLong();
         Thread t = new Thread(() -> {
             try {
                 byte[] chunk = new byte[1024 * 1024];
@@ -114,15 +115,21 @@ class InterruptTest {
                     out.write(chunk);
                 }
             } catch (Throwable x) {
+                failedAt.set(System.nanoTime());
                 thrown.set(x);
             }
         });
         t.start();
         Thread.sleep(2000);
         assertTrue(t.isAlive());
+        long start = System.nanoTime();
+        // The blocked write fails at once; the abort itself waits for the slow part still
+        // sending (its answer is 15 s away), then aborts.
         out.abort();
         t.join(30_000);
         assertFalse(t.isAlive());
+        long failedMs = (failedAt.get() - start) / 1_000_000;
+        assertTrue(failedMs < 5_000, "the blocked write failed " + failedMs + " ms after the abort started");
         assertInstanceOf(IOException.class, thrown.get());
         org.junit.jupiter.api.Assertions.assertThrows(IOException.class, out::close);
         assertFalse(S3Test.exists(bucket, key));

@@ -21,7 +21,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * 1 GiB uploaded through the Java stream (1 MiB write calls) versus the same upload through
- * the Rust API alone (Native.benchRustUpload: Writer::write of a Rust buffer, no JNI per call),
+ * the Rust API alone (NativeHooks.benchRustUpload: Writer::write of a Rust buffer, no JNI per call),
  * in the same JVM against the same server. Wall time per upload is JMH's score; the process
  * CPU time per upload is printed at the end of each trial ("cpu per upload").
  *
@@ -97,6 +97,6 @@ public class UploadThroughputBenchmark {
     @Benchmark
     public long rustApi() throws IOException {
         Native.init();
-        return Native.benchRustUpload(bucket, "throughput-rust", S3NativeOutputStream.toArray(settings), TOTAL, CHUNK);
+        return NativeHooks.benchRustUpload(bucket, "throughput-rust", S3NativeOutputStream.toArray(settings), TOTAL, CHUNK);
     }
 }

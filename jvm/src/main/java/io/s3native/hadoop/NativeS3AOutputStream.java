@@ -43,8 +43,8 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
     private final boolean downgradeSyncable;
     private final AfterClose afterClose;
     private boolean warnedSyncable;
-    /** S3A's rule: close acts once, even when it failed; later closes do nothing. */
-    private final AtomicBoolean closeCalled = new AtomicBoolean();
+    /** S3A's rule (S3ABlockOutputStream): close or abort acts once, even when it failed; later ones do nothing. */
+    private final AtomicBoolean finishCalled = new AtomicBoolean();
 
     NativeS3AOutputStream(S3NativeOutputStream out, boolean magic, boolean downgradeSyncable, AfterClose afterClose) {
         this.out = out;
@@ -68,28 +68,16 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
         out.write(b, off, len);
     }
 
-    /** True once closed, aborted or failed (the native writer's state) or close was called. */
-    private boolean finished() {
-        if (closeCalled.get()) {
-            return true;
-        }
-        try {
-            return !"OPEN".equals(out.getState());
-        } catch (IOException e) {
-            return true;
-        }
-    }
-
     @Override
     public void flush() throws IOException {
-        if (!finished()) { // like S3A: flushing a closed or aborted stream does nothing
+        if (!finishCalled.get()) { // like S3A: flushing a closed or aborted stream does nothing
             out.flush();
         }
     }
 
     @Override
     public void close() throws IOException {
-        if (out.isAborted() || closeCalled.getAndSet(true)) {
+        if (finishCalled.getAndSet(true)) {
             return; // like S3A: closing twice, or after abort(), does nothing
         }
         out.close();
@@ -100,7 +88,7 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
 
     @Override
     public AbortableResult abort() {
-        final boolean wasClosed = finished();
+        final boolean wasClosed = finishCalled.getAndSet(true);
         IOException failure = null;
         if (!wasClosed) {
             try {
