@@ -40,10 +40,12 @@ import io.s3native.UnsupportedSettingException;
  *
  * <p>Stock S3A takes the file, with one INFO line naming the setting, when
  * {@code fs.s3a.native.enabled=false}, client-side encryption is on, the credential provider
- * chain has a provider other than the simple/temporary keys or the environment, the magic
- * committer tracks commits in memory (magic files only), or the native writer reports a
- * setting it cannot honour (canned ACL, ...). {@code fs.s3a.native.fallback=fail} raises
- * {@link UnsupportedSettingException} instead.
+ * chain holds the anonymous provider, the magic committer tracks commits in memory (magic
+ * files only), or the native writer reports a setting it cannot honour (canned ACL, ...).
+ * {@code fs.s3a.native.fallback=fail} raises {@link UnsupportedSettingException} instead.
+ *
+ * <p>Credentials come from the filesystem's own S3A provider chain ({@code shareCredentials}),
+ * asked by the native writer when its cached keys are due (see {@link io.s3native.Credentials}).
  */
 public class NativeS3AFileSystem extends S3AFileSystem {
     private static final Logger LOG = LoggerFactory.getLogger(NativeS3AFileSystem.class);
