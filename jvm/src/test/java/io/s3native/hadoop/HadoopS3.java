@@ -139,14 +139,23 @@ final class HadoopS3 {
      * it logged them (see {@link #operation}).
      */
     static List<String> requests(String marker) throws IOException {
+        List<String> out = new ArrayList<>();
+        for (JsonNode e : logFor(marker)) {
+            out.add(operation(e.path("method").asText(), e.path("path").asText(), e.path("query").asText("")));
+        }
+        return out;
+    }
+
+    /** The fault proxy's log entries for paths containing {@code marker} (raw or percent-decoded), in order. */
+    private static List<JsonNode> logFor(String marker) throws IOException {
         if (PROXY == null) {
             throw new IllegalStateException("S3NATIVE_TEST_FAULT_PROXY is not set");
         }
-        List<String> out = new ArrayList<>();
+        List<JsonNode> out = new ArrayList<>();
         for (JsonNode e : JSON.readTree(get(PROXY + "/__fault/log"))) {
             String path = e.path("path").asText();
             if (path.contains(marker) || decode(path).contains(marker)) {
-                out.add(operation(e.path("method").asText(), path, e.path("query").asText("")));
+                out.add(e);
             }
         }
         return out;
@@ -155,11 +164,8 @@ final class HadoopS3 {
     /** The access key ids that signed the proxied requests for paths containing {@code marker}. */
     static Set<String> accessKeyIds(String marker) throws IOException {
         Set<String> out = new HashSet<>();
-        for (JsonNode e : JSON.readTree(get(PROXY + "/__fault/log"))) {
-            String path = e.path("path").asText();
-            if (path.contains(marker) || decode(path).contains(marker)) {
-                out.add(e.path("access_key_id").asText(null));
-            }
+        for (JsonNode e : logFor(marker)) {
+            out.add(e.path("access_key_id").asText(null));
         }
         return out;
     }
