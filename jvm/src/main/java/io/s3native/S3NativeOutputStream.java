@@ -31,7 +31,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link java.nio.file.AccessDeniedException} for a 403, {@link java.io.InterruptedIOException}
  * when the thread was interrupted during a blocking write or close (the interrupt flag stays
  * set; the upload is aborted), {@link IOException} otherwise. Messages carry the S3 error code
- * where S3 gave one. After a failure every call fails.
+ * where S3 gave one. After a failure every call fails. When the native library cannot load
+ * (see {@link NativeLibrary}), opening a stream, {@link #complete} and {@link #abort(UploadResult, Map)}
+ * throw an {@link IOException} naming why, the same on the first and every later call
+ * ({@link #globalStatistics()}: an {@link java.io.UncheckedIOException} with that message).
  *
  * <p>Not for concurrent writes from several threads (calls are serialised), except
  * {@link #abort()}.
@@ -102,7 +105,7 @@ public final class S3NativeOutputStream extends OutputStream {
     }
 
     private static long open(String bucket, String key, Mode mode, Map<String, String> settings) throws IOException {
-        Native.init();
+        Native.load();
         return Native.open(bucket, key, mode.name(), toArray(settings));
     }
 
@@ -132,7 +135,7 @@ public final class S3NativeOutputStream extends OutputStream {
             PendingEtags etags, Map<String, String> settings) throws IOException {
         Objects.requireNonNull(layout, "layout");
         Objects.requireNonNull(etags, "etags");
-        Native.init();
+        Native.load();
         long ptr = Native.openMagic(bucket, magicKey, uri, layout.name(), etags.name(), toArray(settings));
         return new S3NativeOutputStream(bucket, magicKey, Mode.DEFERRED, ptr);
     }
@@ -336,17 +339,21 @@ public final class S3NativeOutputStream extends OutputStream {
      * @throws java.io.FileNotFoundException when the upload is gone (aborted)
      */
     public static void complete(UploadResult result, Map<String, String> settings) throws IOException {
-        Native.init();
+        Native.load();
         Native.complete(UploadResult.requireJson(result), toArray(settings));
     }
 
     /** Abort a deferred upload from its result, in this or any other JVM; a gone upload counts as aborted. */
     public static void abort(UploadResult result, Map<String, String> settings) throws IOException {
-        Native.init();
+        Native.load();
         Native.abortUpload(UploadResult.requireJson(result), toArray(settings));
     }
 
-    /** Process-wide statistics of every writer of this copy of the native library. */
+    /**
+     * Process-wide statistics of every writer of this copy of the native library.
+     *
+     * @throws java.io.UncheckedIOException when the library cannot load (the message names why)
+     */
     public static Statistics globalStatistics() {
         Native.init();
         return new Statistics(Native.globalStatistics());
@@ -354,7 +361,9 @@ public final class S3NativeOutputStream extends OutputStream {
 
     /** Abort the uploads of every writer still open in this JVM (what the shutdown hook does); returns how many. */
     public static int abortOpenUploads() {
-        Native.init();
+        if (!NativeLibrary.isAvailable()) {
+            return 0; // no library, no writer
+        }
         return Native.abortOpenUploads();
     }
 
