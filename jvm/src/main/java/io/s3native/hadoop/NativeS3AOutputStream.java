@@ -271,6 +271,9 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
         c.put("object_multipart_aborted", s.getAbortMultipartUploadRequests());
         c.put("object_put_request", s.getPutObjectRequests());
         c.put("committer_magic_marker_put", magic && s.getPutObjectRequests() > 0 ? 1L : 0L);
+        // 3.5.0: conditional create (If-None-Match), which the native writer does not send.
+        c.put("conditional_create", 0L);
+        c.put("conditional_create_failed", 0L);
         // Every part waited for an upload slot: S3A's action_executor_acquired, in ms.
         c.put("action_executor_acquired", q[0]);
         if (q[0] > 0) {
