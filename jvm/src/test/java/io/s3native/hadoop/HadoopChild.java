@@ -1,5 +1,6 @@
 package io.s3native.hadoop;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -87,13 +88,21 @@ public final class HadoopChild {
 
     /** Run this class in a child JVM with {@code jvmOptions}; returns its output (stdout and stderr). */
     static String run(List<String> jvmOptions, String... args) throws IOException, InterruptedException {
+        return runWithClasspath(List.of(), jvmOptions, args);
+    }
+
+    /** {@link #run} with {@code classpathFirst} ahead of this JVM's class path. */
+    static String runWithClasspath(List<String> classpathFirst, List<String> jvmOptions, String... args)
+            throws IOException, InterruptedException {
         Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
         List<String> cmd = new ArrayList<>();
         cmd.add(java.toString());
         cmd.add("-Xmx256m");
         cmd.addAll(jvmOptions);
         cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
+        List<String> cp = new ArrayList<>(classpathFirst);
+        cp.add(System.getProperty("java.class.path"));
+        cmd.add(String.join(File.pathSeparator, cp));
         cmd.add(HadoopChild.class.getName());
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();

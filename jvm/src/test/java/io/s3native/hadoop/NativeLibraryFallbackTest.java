@@ -67,6 +67,27 @@ class NativeLibraryFallbackTest {
         assertEquals(4, HadoopS3.keys(bucket, "fs/").size(), "the stock route wrote the files");
     }
 
+    /**
+     * The jar route (what users run): the class path holds a {@code /native/<platform>/} library
+     * that cannot load, ahead of the real one, and no -Ds3native.library.path. The extracted copy
+     * fails like a wrong-architecture or noexec one; the WARN names the resource, the temporary
+     * directory and the remedy.
+     */
+    @Test
+    void aJarWhoseLibraryCannotLoadFallsBackToo() throws Exception {
+        java.nio.file.Path dir = Files.createTempDirectory("s3native-bad-jar");
+        java.nio.file.Path lib = dir.resolve(NativeLibrary.resourcePath().substring(1));
+        Files.createDirectories(lib.getParent());
+        Files.write(lib, new byte[] {0x7f, 'E', 'L', 'F', 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}); // a 32-bit ELF stub
+        String bucket = HadoopS3.newBucket("badjar");
+        String out = HadoopChild.runWithClasspath(List.of(dir.toString()), List.of(), "fs", bucket);
+        assertEquals(4, lines(out, "RESULT create ").stream().filter(l -> l.endsWith(" stock")).count(), out);
+        List<String> warns = lines(out, "s3native: writing through stock S3A because of");
+        assertEquals(2, warns.size(), out);
+        assertTrue(warns.get(0).contains("jar resource " + NativeLibrary.resourcePath() + " (copied to java.io.tmpdir="), warns.get(0));
+        assertTrue(warns.get(0).contains("mounted noexec, set -Djava.io.tmpdir or -D" + NativeLibrary.PATH_PROPERTY), warns.get(0));
+    }
+
     @Test
     void fallbackFailRefusesAtCreateNamingTheLoadError() throws Exception {
         String bucket = HadoopS3.newBucket("nolib-fail");
