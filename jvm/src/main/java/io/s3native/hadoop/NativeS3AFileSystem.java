@@ -277,7 +277,11 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         return b + " bytes";
     }
 
-    /** S3A's IOStatistics of this filesystem and the native totals ({@code s3native.*}). */
+    /**
+     * S3A's IOStatistics of this filesystem and the native totals ({@code s3native.*}). S3A
+     * itself casts this to its IOStatisticsStore only inside initialize (the CSE gauge, 3.3.4
+     * to 3.5.0), before {@code nativeStatistics} is set, so it gets its own store there.
+     */
     @Override
     public IOStatistics getIOStatistics() {
         IOStatistics s3a = super.getIOStatistics();
