@@ -33,8 +33,9 @@ import io.s3native.Statistics;
  * or is aborted (once), its IOStatistics are merged into the filesystem's
  * ({@link FileSystemStatistics}: S3AInstrumentation's store, plus the request counters S3A
  * would have counted itself for the same requests) and, on Hadoop 3.4+, into the creating
- * thread's IOStatisticsContext, which the magic committer adds to the task's
- * {@code .pendingset} when {@code fs.s3a.committer.experimental.collect.iostatistics} is true.
+ * thread's IOStatisticsContext, as S3A's stream does. The magic committer's {@code _SUCCESS}
+ * gets a stream's statistics only through its {@code .pending} file, which the native writer
+ * writes (S3A's own task commit resets the thread context before it would add it).
  */
 final class NativeS3AOutputStream extends OutputStream implements StreamCapabilities, Abortable, Syncable, IOStatisticsSource {
     private static final Logger LOG = LoggerFactory.getLogger(NativeS3AOutputStream.class);
