@@ -7,7 +7,7 @@ the caller checks the objects on S3 itself.
     spark-submit --properties-file F --jars J spark/job.py demo --table lineitem \
         --source DIR --dest s3a://bucket/prefix --partition-by l_shipmode --report out.json
     spark-submit --properties-file F --jars J spark/job.py e2e --lineitem DIR \
-        --base s3a://bucket/prefix --report out.json
+        --base s3a://bucket/prefix [--stock-base s3a://other-bucket/prefix] --report out.json
 """
 import argparse
 import json
@@ -41,6 +41,23 @@ def native_stats(spark):
         stats = spark._jvm.io.s3native.S3NativeOutputStream.globalStatistics()
         return {str(k): int(v) for k, v in dict(stats.asMap()).items()}
     except Exception as e:  # the jar is not on the classpath: report, the caller decides
+        return {"error": str(e).splitlines()[0]}
+
+
+def fs_statistics(spark, uri, impl=None):
+    """The counters of the FileSystem behind `uri` (S3A's IOStatistics; on s3native's, with its
+    s3native.* totals). In local mode the tasks use the driver's cached instance, so these
+    include every write of the job to that bucket. `impl`: the fs.s3a.impl to create it with
+    when it is not cached yet."""
+    try:
+        jvm = spark._jvm
+        path = jvm.org.apache.hadoop.fs.Path(uri)
+        conf = jvm.org.apache.hadoop.conf.Configuration(spark._jsc.hadoopConfiguration())
+        if impl:
+            conf.set("fs.s3a.impl", impl)
+        stats = path.getFileSystem(conf).getIOStatistics()
+        return {str(k): int(v) for k, v in dict(stats.counters()).items()}
+    except Exception as e:
         return {"error": str(e).splitlines()[0]}
 
 
@@ -211,6 +228,28 @@ def scenario_streaming(spark, args):
         shutil.rmtree(src_dir, ignore_errors=True)
 
 
+def scenario_stock_twin(spark, args):
+    """The unpartitioned and partitioned writes again, to another bucket through stock
+    S3AFileSystem (fs.s3a.impl as a write option: the bucket's first FileSystem is created with
+    it and cached), so the tests can compare _SUCCESS and the filesystem's IOStatistics with
+    what stock S3A shows for the same job. Skipped without --stock-base."""
+    if not args.stock_base:
+        return {"skipped": "no --stock-base"}
+    src = spark.read.parquet(args.lineitem)
+    stock = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+    out = {}
+    for name, partition_by in (("unpartitioned", None), ("partitioned", "l_returnflag")):
+        dest = f"{args.stock_base}/{name}"
+        before = fs_statistics(spark, dest, stock)
+        w = src.write.mode("overwrite").option("fs.s3a.impl", stock)
+        if partition_by:
+            w = w.partitionBy(partition_by)
+        w.parquet(dest)
+        out[name] = {"dest": dest, "fs_before": before, "fs_after": fs_statistics(spark, dest, stock),
+                     "classes": fs_classes(spark, dest)}
+    return out
+
+
 SCENARIOS = {
     "unpartitioned": scenario_unpartitioned,
     "partitioned": scenario_partitioned,
@@ -218,6 +257,7 @@ SCENARIOS = {
     "retry": scenario_retry,
     "failed_job": scenario_failed_job,
     "streaming": scenario_streaming,
+    "stock_twin": scenario_stock_twin,
 }
 
 
@@ -225,6 +265,7 @@ def e2e(spark, args):
     report = {"versions": versions(spark), "classes": fs_classes(spark, args.base), "scenarios": {}}
     for name in args.only or SCENARIOS:
         before = native_stats(spark)
+        fs_before = fs_statistics(spark, args.base)
         start = time.monotonic()
         try:
             result = SCENARIOS[name](spark, args)
@@ -232,6 +273,7 @@ def e2e(spark, args):
             result = {"error": traceback.format_exc()[-3000:]}
         result["wall_s"] = time.monotonic() - start
         result["native_before"], result["native_after"] = before, native_stats(spark)
+        result["fs_before"], result["fs_after"] = fs_before, fs_statistics(spark, args.base)
         report["scenarios"][name] = result
         print(f"job.py: scenario {name}: {'error' if 'error' in result else 'done'} "
               f"in {result['wall_s']:.1f}s", file=sys.stderr, flush=True)
@@ -251,6 +293,7 @@ def main():
     e.add_argument("--lineitem", required=True)
     e.add_argument("--base", required=True)
     e.add_argument("--only", nargs="*", choices=sorted(SCENARIOS))
+    e.add_argument("--stock-base", help="s3a:// prefix in another bucket for the stock-S3A twin writes")
     e.add_argument("--report", required=True)
     args = ap.parse_args()
 

@@ -18,7 +18,7 @@ SPARK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SPARK_DIR)
 import make_data  # noqa: E402
 import sparkconf as sc  # noqa: E402
-from s3server import Endpoint  # noqa: E402
+from s3server import Endpoint, empty_bucket  # noqa: E402
 
 LINES = os.environ.get("S3NATIVE_SPARK_LINES", "3.5 4.0").split()
 RUN_DIR = os.path.join(sc.SPARK, "test")
@@ -42,8 +42,27 @@ def endpoint():
         yield ep
 
 
+@pytest.fixture(scope="session")
+def stock_bucket(endpoint):
+    """A second bucket for the stock-S3A twin writes (its FileSystem is stock S3A), or None
+    when the endpoint does not let this run create one."""
+    name = endpoint.bucket[:50] + "-stock"
+    try:
+        kwargs = {}
+        if endpoint.region != "us-east-1":
+            kwargs["CreateBucketConfiguration"] = {"LocationConstraint": endpoint.region}
+        endpoint.s3.create_bucket(Bucket=name, **kwargs)
+    except Exception:
+        yield None
+        return
+    yield name
+    if not endpoint.embedded:
+        empty_bucket(endpoint.s3, name)
+        endpoint.s3.delete_bucket(Bucket=name)
+
+
 @pytest.fixture(scope="session", params=LINES, ids=[f"spark{l}" for l in LINES])
-def run(request, endpoint, lineitem):
+def run(request, endpoint, lineitem, stock_bucket):
     """Run every scenario on one Spark line; returns (line, fs class, afs class, report)."""
     line = request.param
     fs, afs = impl()
@@ -65,7 +84,9 @@ def run(request, endpoint, lineitem):
         os.remove(report)
     log = os.path.join(d, "spark.log")
     # local[2,2]: two task threads, and a failed task is retried once.
-    rc = sc.spark_submit(line, props, ["e2e", "--lineitem", lineitem, "--base", base, "--report", report],
-                         log, master="local[2,2]", timeout=900)
+    args = ["e2e", "--lineitem", lineitem, "--base", base, "--report", report]
+    if stock_bucket:
+        args += ["--stock-base", f"s3a://{stock_bucket}/spark-e2e/{line}"]
+    rc = sc.spark_submit(line, props, args, log, master="local[2,2]", timeout=900)
     assert rc == 0 and os.path.exists(report), f"spark-submit exited {rc}; see {log}"
     return line, fs, afs, json.load(open(report))

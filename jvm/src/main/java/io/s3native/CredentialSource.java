@@ -36,7 +36,7 @@ public final class CredentialSource implements AutoCloseable {
      */
     public static CredentialSource of(CredentialsProvider provider, String description) throws IOException {
         Objects.requireNonNull(provider, "provider");
-        Native.init();
+        Native.load();
         return new CredentialSource(Native.credentialSource(provider, description), description);
     }
 

@@ -3,6 +3,7 @@ package io.s3native;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.AccessDeniedException;
 import java.util.Map;
@@ -24,19 +25,43 @@ final class Native {
     static final int INTERNAL = 9;
 
     static {
-        NativeLibrary.load();
-        // One hook per loaded copy of the library: abort what is still open when the JVM exits.
-        Runtime.getRuntime().addShutdownHook(new Thread(Native::abortOpenUploadsQuietly, "s3native-abort-open-uploads"));
+        // Never fails: a class whose initialiser threw is unusable for good (the first use
+        // sees the error, every later one a NoClassDefFoundError). load() and init() report
+        // a library that cannot load, on every call alike.
+        try {
+            NativeLibrary.load();
+        } catch (UnsatisfiedLinkError e) {
+            // reported by load() / init()
+        }
     }
 
     private Native() {
     }
 
-    /** Makes sure the library is loaded and bound (class initialisation does the work). */
-    static void init() {
+    /**
+     * Makes sure the library is loaded and bound.
+     *
+     * @throws IOException naming the load failure (the platform and every path tried), the
+     *     same on the first and every later call
+     */
+    static void load() throws IOException {
+        String failure = NativeLibrary.loadFailure();
+        if (failure != null) {
+            throw new IOException(failure);
+        }
     }
 
-    private static void abortOpenUploadsQuietly() {
+    /** {@link #load()} for callers that cannot throw IOException: an {@link UncheckedIOException}. */
+    static void init() {
+        try {
+            load();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e.getMessage(), e);
+        }
+    }
+
+    /** The shutdown hook's action (NativeLibrary adds it once the library is loaded). */
+    static void abortOpenUploadsQuietly() {
         try {
             abortOpenUploads();
         } catch (Throwable t) {

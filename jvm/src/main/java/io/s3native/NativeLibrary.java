@@ -29,7 +29,11 @@ import java.util.Properties;
  * temporary copy too. Two class loaders in one JVM (Spark's child loader, Druid's extension
  * loaders) thus each get a working, independent copy.
  *
- * <p>Failure: one {@link UnsatisfiedLinkError} naming the platform and every path tried.
+ * <p>Failure: one {@link UnsatisfiedLinkError} naming the platform and every path tried (with
+ * each path's own error: wrong architecture or glibc, not an ELF file, a temporary directory
+ * mounted {@code noexec}, a security manager that forbids loading), remembered and thrown
+ * again by every later {@link #load()}. {@link #loadFailure()} returns that message instead.
+ * The writer classes turn it into an {@link IOException} ({@code Native.load()}).
  */
 public final class NativeLibrary {
     /** System property naming the library file (or its directory) to load. */
@@ -38,6 +42,8 @@ public final class NativeLibrary {
     private static final String NAME = "s3native";
 
     private static boolean loaded;
+    /** True while this class loader's first {@link #load()} runs (the version check re-enters it). */
+    private static boolean loading;
     private static UnsatisfiedLinkError failure;
 
     private NativeLibrary() {
@@ -92,11 +98,19 @@ public final class NativeLibrary {
 
     /** True when the library is (or can now be) loaded. */
     public static boolean isAvailable() {
+        return loadFailure() == null;
+    }
+
+    /**
+     * Load the library if not yet done; null when it is loaded, else the message of the load
+     * failure (the platform and every path tried, each with its error). Never throws.
+     */
+    public static String loadFailure() {
         try {
             load();
-            return true;
+            return null;
         } catch (UnsatisfiedLinkError e) {
-            return false;
+            return e.getMessage();
         }
     }
 
@@ -107,27 +121,45 @@ public final class NativeLibrary {
      * @throws UnsatisfiedLinkError naming the platform and the paths tried
      */
     public static synchronized void load() {
-        if (loaded) {
+        if (loaded || loading) {
+            // loading: the version check below calls a native method, whose class initialiser
+            // comes back here on this thread; the library is bound already.
             return;
         }
         if (failure != null) {
             throw failure;
         }
         List<String> tried = new ArrayList<>();
+        loading = true;
         try {
             if (tryLoad(tried)) {
                 checkVersion();
                 loaded = true;
+                addShutdownHook();
                 return;
             }
         } catch (UnsatisfiedLinkError e) {
             tried.add(e.getMessage());
+        } catch (SecurityException e) {
+            tried.add("a security manager forbids it (" + e.getMessage() + ")");
+        } finally {
+            loading = false;
         }
         loaded = false;
         failure = new UnsatisfiedLinkError("s3native: cannot load the native library for platform " + platform()
                 + " (os.name=" + System.getProperty("os.name") + ", os.arch=" + System.getProperty("os.arch")
                 + "); tried: " + String.join("; ", tried));
         throw failure;
+    }
+
+    /** One hook per loaded copy of the library: abort what is still open when the JVM exits. */
+    private static void addShutdownHook() {
+        try {
+            Runtime.getRuntime().addShutdownHook(new Thread(Native::abortOpenUploadsQuietly, "s3native-abort-open-uploads"));
+        } catch (IllegalStateException | SecurityException e) {
+            // The JVM is shutting down already, or a security manager forbids hooks: the
+            // Cleaner still aborts unreachable streams.
+        }
     }
 
     private static void checkVersion() {
@@ -153,6 +185,9 @@ public final class NativeLibrary {
             try {
                 System.load(f.getAbsolutePath());
                 return true;
+            } catch (SecurityException e) {
+                tried.add("-D" + PATH_PROPERTY + "=" + f + " (a security manager forbids it: " + e.getMessage() + ")");
+                return false;
             } catch (UnsatisfiedLinkError e) {
                 if (!String.valueOf(e.getMessage()).contains("another classloader")) {
                     tried.add("-D" + PATH_PROPERTY + "=" + f + " (" + e.getMessage() + ")");
@@ -163,7 +198,7 @@ public final class NativeLibrary {
             try {
                 loadCopy(Files.newInputStream(f.toPath()));
                 return true;
-            } catch (IOException | UnsatisfiedLinkError e) {
+            } catch (IOException | UnsatisfiedLinkError | SecurityException e) {
                 tried.add("-D" + PATH_PROPERTY + "=" + f + " (copy for this class loader: " + e.getMessage() + ")");
                 return false;
             }
@@ -178,15 +213,18 @@ public final class NativeLibrary {
             try {
                 loadCopy(in);
                 return true;
-            } catch (IOException | UnsatisfiedLinkError e) {
-                tried.add("jar resource " + resource + " (" + e.getMessage() + ")");
+            } catch (IOException | UnsatisfiedLinkError | SecurityException e) {
+                // A temporary directory mounted noexec fails here ("failed to map segment").
+                tried.add("jar resource " + resource + " (copied to java.io.tmpdir=" + System.getProperty("java.io.tmpdir")
+                        + ": " + e.getMessage() + "; if that directory is mounted noexec, set -Djava.io.tmpdir or -D"
+                        + PATH_PROPERTY + ")");
             }
         }
 
         try {
             System.loadLibrary(NAME);
             return true;
-        } catch (UnsatisfiedLinkError e) {
+        } catch (UnsatisfiedLinkError | SecurityException e) {
             tried.add("java.library.path=" + System.getProperty("java.library.path") + " (" + e.getMessage() + ")");
         }
         return false;

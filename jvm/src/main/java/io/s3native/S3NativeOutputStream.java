@@ -31,7 +31,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link java.nio.file.AccessDeniedException} for a 403, {@link java.io.InterruptedIOException}
  * when the thread was interrupted during a blocking write or close (the interrupt flag stays
  * set; the upload is aborted), {@link IOException} otherwise. Messages carry the S3 error code
- * where S3 gave one. After a failure every call fails.
+ * where S3 gave one. After a failure every call fails. When the native library cannot load
+ * (see {@link NativeLibrary}), opening a stream, {@link #complete} and {@link #abort(UploadResult, Map)}
+ * throw an {@link IOException} naming why, the same on the first and every later call
+ * ({@link #globalStatistics()}: an {@link java.io.UncheckedIOException} with that message).
  *
  * <p>Not for concurrent writes from several threads (calls are serialised), except
  * {@link #abort()}.
@@ -113,7 +116,7 @@ public final class S3NativeOutputStream extends OutputStream {
 
     private static long open(String bucket, String key, Mode mode, Map<String, String> settings, CredentialSource credentials)
             throws IOException {
-        Native.init();
+        Native.load();
         try {
             return Native.open(bucket, key, mode.name(), toArray(settings), handle(credentials));
         } finally {
@@ -157,7 +160,7 @@ public final class S3NativeOutputStream extends OutputStream {
             PendingEtags etags, Map<String, String> settings, CredentialSource credentials) throws IOException {
         Objects.requireNonNull(layout, "layout");
         Objects.requireNonNull(etags, "etags");
-        Native.init();
+        Native.load();
         try {
             long ptr = Native.openMagic(bucket, magicKey, uri, layout.name(), etags.name(), toArray(settings), handle(credentials));
             return new S3NativeOutputStream(bucket, magicKey, Mode.DEFERRED, ptr);
@@ -395,7 +398,7 @@ public final class S3NativeOutputStream extends OutputStream {
 
     /** {@link #complete(UploadResult, Map)} with credentials from {@code credentials} (null: the settings' keys). */
     public static void complete(UploadResult result, Map<String, String> settings, CredentialSource credentials) throws IOException {
-        Native.init();
+        Native.load();
         try {
             Native.complete(UploadResult.requireJson(result), toArray(settings), handle(credentials));
         } finally {
@@ -410,7 +413,7 @@ public final class S3NativeOutputStream extends OutputStream {
 
     /** {@link #abort(UploadResult, Map)} with credentials from {@code credentials} (null: the settings' keys). */
     public static void abort(UploadResult result, Map<String, String> settings, CredentialSource credentials) throws IOException {
-        Native.init();
+        Native.load();
         try {
             Native.abortUpload(UploadResult.requireJson(result), toArray(settings), handle(credentials));
         } finally {
@@ -418,7 +421,11 @@ public final class S3NativeOutputStream extends OutputStream {
         }
     }
 
-    /** Process-wide statistics of every writer of this copy of the native library. */
+    /**
+     * Process-wide statistics of every writer of this copy of the native library.
+     *
+     * @throws java.io.UncheckedIOException when the library cannot load (the message names why)
+     */
     public static Statistics globalStatistics() {
         Native.init();
         return new Statistics(Native.globalStatistics());
@@ -426,7 +433,9 @@ public final class S3NativeOutputStream extends OutputStream {
 
     /** Abort the uploads of every writer still open in this JVM (what the shutdown hook does); returns how many. */
     public static int abortOpenUploads() {
-        Native.init();
+        if (!NativeLibrary.isAvailable()) {
+            return 0; // no library, no writer
+        }
         return Native.abortOpenUploads();
     }
 

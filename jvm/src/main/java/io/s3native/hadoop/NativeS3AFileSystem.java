@@ -6,6 +6,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.net.URI;
 import java.util.EnumSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -19,12 +20,14 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.fs.s3a.S3AFileSystem;
 import org.apache.hadoop.fs.s3a.Statistic;
+import org.apache.hadoop.fs.statistics.IOStatistics;
 import org.apache.hadoop.fs.store.audit.AuditSpan;
 import org.apache.hadoop.util.Progressable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.s3native.CredentialSource;
+import io.s3native.NativeLibrary;
 import io.s3native.S3NativeOutputStream;
 import io.s3native.S3NativeOutputStream.MagicLayout;
 import io.s3native.S3NativeOutputStream.PendingEtags;
@@ -38,14 +41,21 @@ import io.s3native.UnsupportedSettingException;
  * paths (as the Hadoop line on the classpath recognises them) get S3A's magic protocol: the
  * upload on the final key, never completed, then the marker and {@code .pending}.
  *
- * <p>Stock S3A takes the file, with one INFO line naming the setting, when
- * {@code fs.s3a.native.enabled=false}, client-side encryption is on, the credential provider
- * chain holds the anonymous provider, the magic committer tracks commits in memory (magic
- * files only), or the native writer reports a setting it cannot honour (canned ACL, ...).
- * {@code fs.s3a.native.fallback=fail} raises {@link UnsupportedSettingException} instead.
+ * <p>Stock S3A takes the file, with one WARN line per filesystem and reason naming the
+ * setting and the bucket, when {@code fs.s3a.native.enabled=false}, client-side encryption is
+ * on, the credential provider chain holds the anonymous provider, the magic committer tracks
+ * commits in memory (magic files only), the native library cannot load (the reason is the
+ * load error's message), or the native writer reports a setting it cannot honour (canned
+ * ACL, ...). {@code fs.s3a.native.fallback=fail} raises {@link UnsupportedSettingException}
+ * instead, at create (initialize never fails for it, so reads and listings keep working). A
+ * filesystem whose writes are native logs one INFO line at initialize: {@code s3native:
+ * native writes for s3a://bucket (memory budget ..., part size ..., N parts in flight)}.
  *
  * <p>Credentials come from the filesystem's own S3A provider chain ({@code shareCredentials}),
  * asked by the native writer when its cached keys are due (see {@link io.s3native.Credentials}).
+ *
+ * <p>{@link #getIOStatistics()} is S3A's, with what native streams add on close (see
+ * {@link NativeS3AOutputStream}), plus the native totals ({@code s3native.*}).
  */
 public class NativeS3AFileSystem extends S3AFileSystem {
     private static final Logger LOG = LoggerFactory.getLogger(NativeS3AFileSystem.class);
@@ -92,9 +102,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         } else {
             settings = NativeSettings.from(conf);
         }
-        if (settings.fallback == null) {
-            credentials = Credentials.share(this);
-        }
+        checkLibraryAndAnnounce();
     }
 
     @Override
@@ -141,6 +149,9 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         if (settings.fallback != null) {
             return settings.fallback;
         }
+        if (libraryFailure != null) {
+            return libraryFailure;
+        }
         return magic && trackInMemory ? TRACK_IN_MEMORY : null;
     }
 
@@ -150,7 +161,8 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             // As S3A: no HEAD/LIST probes on a magic path.
             S3NativeOutputStream out = S3NativeOutputStream.openMagic(getBucket(), key, path.toUri().toString(), layout, etags,
                     settings.map, credentials.source);
-            return new FSDataOutputStream(new NativeS3AOutputStream(out, true, downgradeSyncable, null), statistics);
+            return new FSDataOutputStream(new NativeS3AOutputStream(out, true, downgradeSyncable, null, nativeStatistics),
+                    statistics);
         }
         // Opening sends no request, so an unsupported setting is found before any probe.
         S3NativeOutputStream out = new S3NativeOutputStream(getBucket(), key, S3NativeOutputStream.Mode.PUBLISH, settings.map,
@@ -163,8 +175,8 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             out.abort();
             throw e;
         }
-        return new FSDataOutputStream(new NativeS3AOutputStream(out, false, downgradeSyncable, () -> finishedWrite(path)),
-                statistics);
+        return new FSDataOutputStream(new NativeS3AOutputStream(out, false, downgradeSyncable, () -> finishedWrite(path),
+                nativeStatistics), statistics);
     }
 
     /** S3A's create checks: a directory at the path, or a file when overwrite is false, fails. */
@@ -195,7 +207,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
                     + " and " + NATIVE_FALLBACK + "=fail", setting);
         }
         if (loggedFallbacks.add(setting)) {
-            LOG.info("s3native: writing through stock S3A because of {} (bucket {})", setting, getBucket());
+            LOG.warn("s3native: writing through stock S3A because of {} (bucket {})", setting, getBucket());
         } else {
             LOG.debug("s3native: {} written through stock S3A because of {}", path, setting);
         }
@@ -266,6 +278,73 @@ public class NativeS3AFileSystem extends S3AFileSystem {
     /** The setting that keeps every write of this filesystem on stock S3A, or null. */
     public String getFallbackSetting() {
         return settings.fallback;
+    }
+
+    // ---- the native library, the INFO line, statistics ---------------------------------------
+
+    /** Why the native library cannot load, as a fallback reason; null when it loaded (or was not needed). */
+    private String libraryFailure;
+    /** Where native streams put their statistics; set by initialize. */
+    private NativeS3AOutputStream.FileSystemStatistics nativeStatistics;
+
+    /**
+     * End of initialize: when writes would be native, load the library (once per class loader);
+     * if it cannot load, every write falls back naming the load error; else log the one INFO
+     * line with the figures the native writer will use.
+     */
+    private void checkLibraryAndAnnounce() throws IOException {
+        nativeStatistics = new NativeS3AOutputStream.FileSystemStatistics(super.getIOStatistics());
+        if (settings.fallback != null) {
+            return;
+        }
+        String failure = NativeLibrary.loadFailure();
+        if (failure != null) {
+            libraryFailure = "the native library (" + failure + ")";
+            return;
+        }
+        credentials = Credentials.share(this);
+        LOG.info("s3native: native writes for s3a://{} ({})", getBucket(), writeSettingsSummary(settings.map));
+    }
+
+    /**
+     * {@code memory budget 1 GiB, part size 64 MiB, 4 parts in flight}: the figures of the map
+     * handed to the native writer, with the documented defaults (README, Settings). A value
+     * that does not parse is shown as given (the native writer names it at the first create).
+     */
+    static String writeSettingsSummary(Map<String, String> map) {
+        String budget = map.getOrDefault("fs.s3a.native.memory.budget", "1G");
+        String part = map.getOrDefault("fs.s3a.native.part.size", map.getOrDefault("fs.s3a.multipart.size", "64M"));
+        String inFlight = map.getOrDefault("fs.s3a.native.parts.in.flight",
+                map.getOrDefault("fs.s3a.fast.upload.active.blocks", "4"));
+        return "memory budget " + size(budget) + ", part size " + size(part) + ", " + inFlight.trim() + " parts in flight";
+    }
+
+    private static String size(String value) {
+        long b;
+        try {
+            b = org.apache.hadoop.util.StringUtils.TraditionalBinaryPrefix.string2long(value.trim());
+        } catch (RuntimeException e) {
+            return value;
+        }
+        String[] units = {"GiB", "MiB", "KiB"};
+        long[] sizes = {1L << 30, 1L << 20, 1L << 10};
+        for (int i = 0; i < units.length; i++) {
+            if (b >= sizes[i] && b % sizes[i] == 0) {
+                return (b / sizes[i]) + " " + units[i];
+            }
+        }
+        return b + " bytes";
+    }
+
+    /**
+     * S3A's IOStatistics of this filesystem and the native totals ({@code s3native.*}). S3A
+     * itself casts this to its IOStatisticsStore only inside initialize (the CSE gauge, 3.3.4
+     * to 3.5.0), before {@code nativeStatistics} is set, so it gets its own store there.
+     */
+    @Override
+    public IOStatistics getIOStatistics() {
+        IOStatistics s3a = super.getIOStatistics();
+        return nativeStatistics == null ? s3a : nativeStatistics.view(s3a);
     }
 
     private static boolean hasConstant(String name) {

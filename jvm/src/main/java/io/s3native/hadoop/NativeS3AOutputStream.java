@@ -2,14 +2,17 @@ package io.s3native.hadoop;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.lang.reflect.Method;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.hadoop.fs.Abortable;
 import org.apache.hadoop.fs.StreamCapabilities;
 import org.apache.hadoop.fs.Syncable;
 import org.apache.hadoop.fs.statistics.IOStatistics;
+import org.apache.hadoop.fs.statistics.IOStatisticsAggregator;
 import org.apache.hadoop.fs.statistics.IOStatisticsSnapshot;
 import org.apache.hadoop.fs.statistics.IOStatisticsSource;
 import org.apache.hadoop.fs.statistics.MeanStatistic;
@@ -22,8 +25,17 @@ import io.s3native.Statistics;
 /**
  * The stream {@link NativeS3AFileSystem} returns (inside an FSDataOutputStream): forwards to
  * {@link S3NativeOutputStream} and answers like S3A's block output stream: capabilities,
- * {@link Abortable}, {@link Syncable} per {@code fs.s3a.downgrade.syncable.exceptions}, and
- * IOStatistics under S3A's names plus the native ones ({@code s3native.*}).
+ * {@link Abortable}, {@link Syncable} per {@code fs.s3a.downgrade.syncable.exceptions} (the
+ * downgraded call warns once per process, as S3A), and IOStatistics under S3A's names plus the
+ * native ones ({@code s3native.*}).
+ *
+ * <p>Statistics travel where S3A's block output stream sends its own: when the stream closes
+ * or is aborted (once), its IOStatistics are merged into the filesystem's
+ * ({@link FileSystemStatistics}: S3AInstrumentation's store, plus the request counters S3A
+ * would have counted itself for the same requests) and, on Hadoop 3.4+, into the creating
+ * thread's IOStatisticsContext, as S3A's stream does. The magic committer's {@code _SUCCESS}
+ * gets a stream's statistics only through its {@code .pending} file, which the native writer
+ * writes (S3A's own task commit resets the thread context before it would add it).
  */
 final class NativeS3AOutputStream extends OutputStream implements StreamCapabilities, Abortable, Syncable, IOStatisticsSource {
     private static final Logger LOG = LoggerFactory.getLogger(NativeS3AOutputStream.class);
@@ -38,6 +50,9 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
     static final String ABORTABLE = "fs.capability.outputstream.abortable";
     static final String IOSTATISTICS = "iostatistics";
 
+    /** S3A's LogExactlyOnce WARN_ON_SYNCABLE: the downgraded Syncable warning, once per process. */
+    private static final AtomicBoolean WARNED_SYNCABLE = new AtomicBoolean();
+
     private final S3NativeOutputStream out;
     private final boolean magic;
     private final boolean downgradeSyncable;
@@ -45,12 +60,29 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
     private boolean warnedSyncable;
     /** S3A's rule (S3ABlockOutputStream): close or abort acts once, even when it failed; later ones do nothing. */
     private final AtomicBoolean finishCalled = new AtomicBoolean();
+    /** Where the statistics go at close or abort; may be null. */
+    private final FileSystemStatistics fsStatistics;
+    /** The creating thread's IOStatisticsContext aggregator (Hadoop 3.4+), else null. */
+    private final IOStatisticsAggregator threadStatistics;
+    private final AtomicLong hflushCalls = new AtomicLong();
+    private final AtomicLong hsyncCalls = new AtomicLong();
+    /** True once abort() acted (S3A's op_abort). */
+    private volatile boolean abortCalled;
+    /** The statistics are merged once, at the first close or abort. */
+    private final AtomicBoolean merged = new AtomicBoolean();
 
     NativeS3AOutputStream(S3NativeOutputStream out, boolean magic, boolean downgradeSyncable, AfterClose afterClose) {
+        this(out, magic, downgradeSyncable, afterClose, null);
+    }
+
+    NativeS3AOutputStream(S3NativeOutputStream out, boolean magic, boolean downgradeSyncable, AfterClose afterClose,
+            FileSystemStatistics fsStatistics) {
         this.out = out;
         this.magic = magic;
         this.downgradeSyncable = downgradeSyncable;
         this.afterClose = afterClose;
+        this.fsStatistics = fsStatistics;
+        this.threadStatistics = threadAggregator();
     }
 
     /** The native stream (its UploadResult after close). */
@@ -80,7 +112,11 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
         if (finishCalled.getAndSet(true)) {
             return; // like S3A: closing twice, or after abort(), does nothing
         }
-        out.close();
+        try {
+            out.close();
+        } finally {
+            mergeStatistics(); // as S3A: in close's finally, also when the upload failed
+        }
         if (afterClose != null) {
             afterClose.run();
         }
@@ -91,11 +127,13 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
         final boolean wasClosed = finishCalled.getAndSet(true);
         IOException failure = null;
         if (!wasClosed) {
+            abortCalled = true;
             try {
                 out.abort();
             } catch (IOException e) {
                 failure = e;
             }
+            mergeStatistics();
         }
         final IOException f = failure;
         return new AbortableResult() {
@@ -136,12 +174,16 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
     }
 
     private void syncable(String call) {
+        (call.equals("hflush") ? hflushCalls : hsyncCalls).incrementAndGet();
         if (!downgradeSyncable) {
             throw new UnsupportedOperationException("S3A streams are not Syncable. See HADOOP-17597.");
         }
-        if (!warnedSyncable) {
-            warnedSyncable = true;
-            LOG.warn("Application invoked the Syncable API ({}) against an S3A stream: data is not persisted until close", call);
+        // S3A's words and rule: one WARN per process, naming the first stream's path.
+        if (WARNED_SYNCABLE.compareAndSet(false, true)) {
+            LOG.warn("Application invoked the Syncable API against stream writing to {}. This is unsupported",
+                    out.getKey());
+        } else {
+            LOG.debug("Downgrading Syncable call {} on {}", call, out.getKey());
         }
     }
 
@@ -153,31 +195,230 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
         } catch (IOException e) {
             return new IOStatisticsSnapshot();
         }
+        return streamStatistics(s, magic, hflushCalls.get(), hsyncCalls.get(), abortCalled);
+    }
+
+    /** Once: the stream's statistics into the filesystem's and the thread's. */
+    private void mergeStatistics() {
+        if (!merged.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            IOStatisticsSnapshot snap = (IOStatisticsSnapshot) getIOStatistics();
+            if (fsStatistics != null) {
+                fsStatistics.streamClosed(snap, magic);
+            }
+            if (threadStatistics != null) {
+                threadStatistics.aggregate(snap);
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("s3native: merging the statistics of {} failed", this, e);
+        }
+    }
+
+    // ---- statistics in S3A's names ------------------------------------------------------------
+
+    /** S3A's duration statistics of its block output stream (3.3: the first four; 3.4+: all). */
+    static final String[] STREAM_DURATIONS = {"action_executor_acquired", "op_abort", "object_multipart_aborted",
+            "multipart_upload_completed", "committer_magic_marker_put", "multipart_upload_part_put",
+            "object_multipart_initiated", "object_put_request"};
+
+    /**
+     * The IOStatistics of one stream: every key S3A's block output stream has on Hadoop 3.3.4,
+     * 3.4.1 and 3.5.0 (counters, gauges, duration statistics with their {@code .failures},
+     * {@code .min}, {@code .max}, {@code .mean}), valued from the native writer's statistics, and
+     * the native ones under {@code s3native.}. Durations in S3A's names are milliseconds, the
+     * native ones microseconds ({@code _us}).
+     */
+    static IOStatisticsSnapshot streamStatistics(Statistics s, boolean magic, long hflush, long hsync, boolean aborted) {
         IOStatisticsSnapshot snap = new IOStatisticsSnapshot();
         Map<String, Long> c = snap.counters();
-        // S3A's names (StreamStatisticNames / StoreStatisticNames).
+        for (String d : STREAM_DURATIONS) {
+            c.put(d, 0L);
+            c.put(d + ".failures", 0L);
+            snap.minimums().put(d + ".min", -1L);
+            snap.minimums().put(d + ".failures.min", -1L);
+            snap.maximums().put(d + ".max", -1L);
+            snap.maximums().put(d + ".failures.max", -1L);
+            snap.meanStatistics().put(d + ".mean", new MeanStatistic());
+            snap.meanStatistics().put(d + ".failures.mean", new MeanStatistic());
+        }
+        long[] q = s.getPartQueueWait();   // count, min, mean, max, p50, p99 (µs)
+        long[] u = s.getPartUploadTime();
+        // Counters (StreamStatisticNames / StoreStatisticNames).
         c.put("stream_write_bytes", s.getBytesWritten());
         c.put("stream_write_total_data", s.getBytesWritten());
         c.put("stream_write_block_uploads", s.getPartsUploaded() + s.getSinglePuts());
+        c.put("stream_write_exceptions", 0L);
+        c.put("stream_write_exceptions_completing_upload", 0L);
+        c.put("stream_write_queue_duration", q[0] * q[2] / 1000); // total queue wait, ms
+        c.put("stream_write_total_time", u[0] * u[2] / 1000);     // total part upload time, ms
+        c.put("op_hflush", hflush);
+        c.put("op_hsync", hsync);
+        c.put("op_abort", aborted ? 1L : 0L);
         c.put("object_multipart_initiated", s.getCreateMultipartUploadRequests());
         c.put("multipart_upload_part_put", s.getUploadPartRequests());
+        c.put("multipart_upload_completed", s.getCompleteMultipartUploadRequests());
         c.put("object_multipart_aborted", s.getAbortMultipartUploadRequests());
         c.put("object_put_request", s.getPutObjectRequests());
-        long[] q = s.getPartQueueWait();
-        c.put("stream_write_queue_duration", q[0] * q[2] / 1000); // total queue wait, ms
+        c.put("committer_magic_marker_put", magic && s.getPutObjectRequests() > 0 ? 1L : 0L);
+        // 3.5.0: conditional create (If-None-Match), which the native writer does not send.
+        c.put("conditional_create", 0L);
+        c.put("conditional_create_failed", 0L);
+        // Every part waited for an upload slot: S3A's action_executor_acquired, in ms.
+        c.put("action_executor_acquired", q[0]);
+        if (q[0] > 0) {
+            snap.minimums().put("action_executor_acquired.min", q[1] / 1000);
+            snap.maximums().put("action_executor_acquired.max", q[3] / 1000);
+            snap.meanStatistics().put("action_executor_acquired.mean", new MeanStatistic(q[0], q[0] * q[2] / 1000));
+        }
+        snap.gauges().put("stream_write_block_uploads_pending", 0L);
+        snap.gauges().put("stream_write_block_uploads_data_pending", 0L);
+        snap.gauges().put("stream_write_block_uploads_active", 0L);
         // The native ones.
         c.put("s3native.retries", s.getRetries());
         c.put("s3native.budget_blocked_us", s.getBudgetBlockedMicros());
         c.put("s3native.in_flight_blocked_us", s.getInFlightBlockedMicros());
+        c.put("s3native.parts_uploaded", s.getPartsUploaded());
+        c.put("s3native.single_puts", s.getSinglePuts());
+        c.put("s3native.requests", s.getTotalRequests());
         c.put("s3native.complete_multipart_upload", s.getCompleteMultipartUploadRequests());
-        long[] u = s.getPartUploadTime();
-        snap.minimums().put("s3native.part_queue_wait_us", q[1]);
-        snap.maximums().put("s3native.part_queue_wait_us", q[3]);
-        snap.meanStatistics().put("s3native.part_queue_wait_us", new MeanStatistic(q[0], q[0] * q[2]));
-        snap.minimums().put("s3native.part_upload_time_us", u[1]);
-        snap.maximums().put("s3native.part_upload_time_us", u[3]);
-        snap.meanStatistics().put("s3native.part_upload_time_us", new MeanStatistic(u[0], u[0] * u[2]));
+        summary(snap, "s3native.part_queue_wait_us", q);
+        summary(snap, "s3native.part_upload_time_us", u);
         return snap;
+    }
+
+    /**
+     * A native summary: min, max and mean, and the p50/p99 as maximums (aggregated over
+     * streams they are the highest per-file p50/p99).
+     */
+    private static void summary(IOStatisticsSnapshot snap, String name, long[] v) {
+        boolean any = v[0] > 0;
+        snap.minimums().put(name, any ? v[1] : -1L);
+        snap.maximums().put(name, any ? v[3] : -1L);
+        snap.meanStatistics().put(name, new MeanStatistic(v[0], v[0] * v[2]));
+        String base = name.substring(0, name.length() - "_us".length());
+        snap.maximums().put(base + "_p50_us", any ? v[4] : -1L);
+        snap.maximums().put(base + "_p99_us", any ? v[5] : -1L);
+    }
+
+    /** IOStatisticsContext.getCurrentIOStatisticsContext().getAggregator() on Hadoop 3.4+, else null. */
+    private static IOStatisticsAggregator threadAggregator() {
+        try {
+            Class<?> ctx = Class.forName("org.apache.hadoop.fs.statistics.IOStatisticsContext", true,
+                    IOStatistics.class.getClassLoader());
+            Object current = ctx.getMethod("getCurrentIOStatisticsContext").invoke(null);
+            Method aggregator = ctx.getMethod("getAggregator");
+            return (IOStatisticsAggregator) aggregator.invoke(current);
+        } catch (ClassNotFoundException e) {
+            return null; // Hadoop 3.3: no thread-level statistics
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            LOG.debug("s3native: no thread IOStatisticsContext", e);
+            return null;
+        }
+    }
+
+    /**
+     * The filesystem's side: each closed or aborted stream's statistics are aggregated into
+     * S3AInstrumentation's store (which keeps only the names it has), with the filesystem-level
+     * counters S3A counts for the same requests ({@code files_created}, {@code object_put_bytes},
+     * {@code object_put_request_completed}, {@code store_io_request}, the committer's); the
+     * native names, which that store does not have, are kept here and shown by
+     * {@link #view(IOStatistics)} next to S3A's.
+     */
+    static final class FileSystemStatistics {
+        private final IOStatistics s3a;
+        private final IOStatisticsSnapshot nativeTotals = new IOStatisticsSnapshot();
+
+        /** @param s3a S3AFileSystem's own IOStatistics (its instrumentation's store); may be null */
+        FileSystemStatistics(IOStatistics s3a) {
+            this.s3a = s3a;
+        }
+
+        void streamClosed(IOStatisticsSnapshot stream, boolean magic) {
+            if (s3a instanceof IOStatisticsAggregator) {
+                IOStatisticsSnapshot fs = new IOStatisticsSnapshot(stream);
+                Map<String, Long> c = fs.counters();
+                long bytes = stream.counters().getOrDefault("stream_write_bytes", 0L);
+                long puts = stream.counters().getOrDefault("object_put_request", 0L);
+                long parts = stream.counters().getOrDefault("multipart_upload_part_put", 0L);
+                c.put("files_created", 1L);
+                c.put("object_put_bytes", bytes);
+                c.put("object_put_request_completed", puts + parts);
+                c.put("store_io_request", stream.counters().getOrDefault("s3native.requests", 0L));
+                if (magic) {
+                    c.put("committer_magic_files_created", 1L);
+                    c.put("committer_bytes_uploaded", bytes);
+                }
+                ((IOStatisticsAggregator) s3a).aggregate(fs); // unknown names are ignored by S3A's store
+            }
+            IOStatisticsSnapshot only = new IOStatisticsSnapshot();
+            stream.counters().forEach((k, v) -> {
+                if (k.startsWith("s3native.")) {
+                    only.counters().put(k, v);
+                }
+            });
+            copyNative(stream.minimums(), only.minimums());
+            copyNative(stream.maximums(), only.maximums());
+            stream.meanStatistics().forEach((k, v) -> {
+                if (k.startsWith("s3native.")) {
+                    only.meanStatistics().put(k, v.copy());
+                }
+            });
+            nativeTotals.aggregate(only);
+        }
+
+        private static void copyNative(Map<String, Long> from, Map<String, Long> to) {
+            from.forEach((k, v) -> {
+                if (k.startsWith("s3native.")) {
+                    to.put(k, v);
+                }
+            });
+        }
+
+        /** S3A's IOStatistics of the filesystem and the native totals, as one (a live view). */
+        IOStatistics view(IOStatistics s3aNow) {
+            return new IOStatistics() {
+                @Override
+                public Map<String, Long> counters() {
+                    return union(s3aNow == null ? null : s3aNow.counters(), nativeTotals.counters());
+                }
+
+                @Override
+                public Map<String, Long> gauges() {
+                    return union(s3aNow == null ? null : s3aNow.gauges(), nativeTotals.gauges());
+                }
+
+                @Override
+                public Map<String, Long> minimums() {
+                    return union(s3aNow == null ? null : s3aNow.minimums(), nativeTotals.minimums());
+                }
+
+                @Override
+                public Map<String, Long> maximums() {
+                    return union(s3aNow == null ? null : s3aNow.maximums(), nativeTotals.maximums());
+                }
+
+                @Override
+                public Map<String, MeanStatistic> meanStatistics() {
+                    return union(s3aNow == null ? null : s3aNow.meanStatistics(), nativeTotals.meanStatistics());
+                }
+
+                @Override
+                public String toString() {
+                    return org.apache.hadoop.fs.statistics.IOStatisticsLogging.ioStatisticsToString(this);
+                }
+            };
+        }
+
+        private static <V> Map<String, V> union(Map<String, V> a, Map<String, V> b) {
+            Map<String, V> m = new java.util.TreeMap<>();
+            if (a != null) {
+                m.putAll(a);
+            }
+            m.putAll(b); // ConcurrentHashMaps: safe while a stream merges
+            return java.util.Collections.unmodifiableMap(m);
+        }
     }
 
     @Override
