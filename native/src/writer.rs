@@ -245,28 +245,28 @@ impl Shared {
     /// as the upload is discarded.
     async fn upload_part(self: Arc<Self>, idx: usize, data: Bytes, reservation: Reservation, handed_off: Instant) {
         let mut discard = self.discard.subscribe();
-        // Waiting for a slot or the upload id ends at once when the upload is discarded; a
-        // part already sending is let finish, so the abort comes after it (reference/s3-rules.md:
-        // a part still arriving after the abort could stay stored).
-        let queued = async {
-            let slot = self.store.upload_slots.acquire().await.map_err(|_| Error::state("client closed"))?;
-            Ok::<_, Error>((slot, self.upload_id().await?))
-        };
-        let outcome = match tokio::select! {
-            ready = queued => Some(ready),
+        // Waiting for an upload slot ends at once when the upload is discarded. Creating the
+        // upload is never cut off (the abort must see the upload id of an upload S3 created),
+        // and a part already sending is let finish, so the abort comes after it
+        // (reference/s3-rules.md: a part still arriving after the abort could stay stored).
+        let slot = tokio::select! {
+            slot = self.store.upload_slots.acquire() => Some(slot),
             _ = discard.wait_for(|d| *d) => None,
-        } {
-            None => Ok(None),
-            Some(Err(e)) => Err(e),
-            Some(Ok(_)) if self.discarding() => Ok(None),
-            Some(Ok((_slot, id))) => {
-                let started = Instant::now();
-                self.stats.queue_wait(started - handed_off);
-                let sent = s3::upload_part(&self.store, &self.path, &id, idx, PutPayload::from(data), &self.stats).await;
-                self.stats.upload_time(started.elapsed());
-                sent.map(Some)
-            }
         };
+        let outcome = async {
+            let Some(slot) = slot else { return Ok(None) };
+            let _slot = slot.map_err(|_| Error::state("client closed"))?;
+            let id = self.upload_id().await?;
+            if self.discarding() {
+                return Ok(None);
+            }
+            let started = Instant::now();
+            self.stats.queue_wait(started - handed_off);
+            let sent = s3::upload_part(&self.store, &self.path, &id, idx, PutPayload::from(data), &self.stats).await;
+            self.stats.upload_time(started.elapsed());
+            sent.map(Some)
+        }
+        .await;
         // The part's last attempt has ended: give its bytes back.
         drop(reservation);
         match outcome {
