@@ -626,6 +626,33 @@ pub extern "system" fn Java_io_s3native_Native_statistics<'local>(
     })
 }
 
+/// `static native Map<String, Object> s3aStatistics(long handle, String resultJson, boolean magic, long hflush, long hsync, boolean aborted)`:
+/// a stream's statistics in S3A's names ([`crate::s3a_stats::stream_iostatistics`], Hadoop's
+/// IOStatisticsSnapshot form by name), from the closed result `resultJson` when not null, else
+/// from the open writer `handle`.
+#[no_mangle]
+pub extern "system" fn Java_io_s3native_Native_s3aStatistics<'local>(
+    unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    h: jlong,
+    result_json: JString<'local>,
+    magic: jboolean,
+    hflush: jlong,
+    hsync: jlong,
+    aborted: jboolean,
+) -> JObject<'local> {
+    call(unowned, |env| {
+        let stats = if result_json.is_null() { handle(h)?.statistics() } else { parse_result(env, &result_json)?.statistics };
+        let facts = crate::s3a_stats::StreamFacts {
+            magic,
+            hflush: u64::try_from(hflush).unwrap_or(0),
+            hsync: u64::try_from(hsync).unwrap_or(0),
+            aborted,
+        };
+        to_java(env, &crate::s3a_stats::stream_iostatistics(&stats, facts))
+    })
+}
+
 /// `static native Map<String, Object> globalStatistics()`: [`crate::global_statistics`] by name.
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_globalStatistics<'local>(

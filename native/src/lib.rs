@@ -43,6 +43,7 @@ pub mod magic;
 pub mod pool;
 mod result;
 mod s3;
+pub mod s3a_stats;
 pub mod stats;
 mod writer;
 

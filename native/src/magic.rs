@@ -23,6 +23,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::pool::Store;
 use crate::result::UploadResult;
 use crate::s3;
+use crate::s3a_stats::{stream_iostatistics, IoStatistics, StreamFacts};
 use crate::stats::Recorder;
 
 /// `CommitConstants.MAGIC`: the magic directory of Hadoop 3.3.x.
@@ -114,7 +115,6 @@ pub(crate) async fn put_files(
     now_millis: i64,
     stats: &Arc<Recorder>,
 ) -> Result<()> {
-    let pending = pending_json(file, uri, result, now_millis)?;
     let mut pending_attrs = Attributes::new();
     if let Some(c) = storage_class {
         pending_attrs.insert(Attribute::StorageClass, c);
@@ -122,13 +122,13 @@ pub(crate) async fn put_files(
     let mut marker_attrs = pending_attrs.clone();
     marker_attrs.insert(Attribute::ContentType, "application/octet-stream".into());
     marker_attrs.insert(Attribute::Metadata(MAGIC_MARKER_HEADER.into()), result.length.to_string().into());
-    for (key, body, attributes, what) in [
-        (file.magic_key.clone(), Bytes::new(), marker_attrs, "PutObject (magic marker)"),
-        (file.pending_key(), Bytes::from(pending), pending_attrs, "PutObject (.pending)"),
-    ] {
-        let path = s3::object_path(&key)?;
-        s3::put_object(store, &path, body.into(), attributes, what, stats).await?;
-    }
+    let marker = s3::object_path(&file.magic_key)?;
+    s3::put_object(store, &marker, Bytes::new().into(), marker_attrs, "PutObject (magic marker)", stats).await?;
+    // The stream's statistics as S3A's tracker records them: after the marker, before the .pending.
+    let io = stream_iostatistics(&stats.snapshot(), StreamFacts { magic: true, ..Default::default() });
+    let pending = pending_json(file, uri, result, now_millis, &io)?;
+    let path = s3::object_path(&file.pending_key())?;
+    s3::put_object(store, &path, Bytes::from(pending).into(), pending_attrs, "PutObject (.pending)", stats).await?;
     Ok(())
 }
 
@@ -158,17 +158,6 @@ pub fn final_key(key: &str, layout: MagicLayout) -> Result<Option<String>> {
     Ok(Some(parents.iter().chain(tail).copied().collect::<Vec<_>>().join("/")))
 }
 
-/// Hadoop's `IOStatisticsSnapshot` JSON with no entries: task commit calls `clear()` on it,
-/// so it must never be null.
-#[derive(Serialize, Default)]
-struct EmptyIoStatistics {
-    counters: Map<String, Value>,
-    gauges: Map<String, Value>,
-    minimums: Map<String, Value>,
-    maximums: Map<String, Value>,
-    meanstatistics: Map<String, Value>,
-}
-
 #[derive(Serialize)]
 #[serde(untagged)]
 enum EtagList<'a> {
@@ -187,8 +176,10 @@ struct EtagObject<'a> {
 
 /// The `.pending` JSON (`SinglePendingCommit`, version 2) for a magic file's deferred upload,
 /// in the compact one-line form Hadoop 3.3.5+ writes. `uri` is the magic path as a URI
-/// (`s3a://bucket/...`); `now_millis` the creation time.
-pub fn pending_json(file: &MagicFile, uri: &str, result: &UploadResult, now_millis: i64) -> Result<String> {
+/// (`s3a://bucket/...`); `now_millis` the creation time; `iostatistics` the stream's
+/// statistics in S3A's names (never null: task commit calls `clear()` on them), which task and
+/// job commit add up into the `.pendingset` files and `_SUCCESS`.
+pub fn pending_json(file: &MagicFile, uri: &str, result: &UploadResult, now_millis: i64, iostatistics: &IoStatistics) -> Result<String> {
     let upload_id = result
         .upload_id
         .as_deref()
@@ -220,7 +211,7 @@ pub fn pending_json(file: &MagicFile, uri: &str, result: &UploadResult, now_mill
         etags: EtagList<'a>,
         extra_data: Map<String, Value>,
         length: u64,
-        iostatistics: EmptyIoStatistics,
+        iostatistics: &'a IoStatistics,
         part_count: usize,
     }
     let pending = Pending {
@@ -240,7 +231,7 @@ pub fn pending_json(file: &MagicFile, uri: &str, result: &UploadResult, now_mill
         etags,
         extra_data: Map::new(),
         length: result.length,
-        iostatistics: EmptyIoStatistics::default(),
+        iostatistics,
     };
     serde_json::to_string(&pending).map_err(|e| Error::new(ErrorKind::Internal, format!("pending JSON: {e}")))
 }
@@ -302,15 +293,15 @@ mod tests {
             completed: false,
             statistics: Statistics::default(),
         };
-        let json = pending_json(&file, "s3a://b/t/__magic_job-1/j/00/tasks/a/__base/p.parquet", &result, 1717171684123).unwrap();
+        let json = pending_json(&file, "s3a://b/t/__magic_job-1/j/00/tasks/a/__base/p.parquet", &result, 1717171684123, &IoStatistics::default()).unwrap();
         assert_eq!(
             json,
             r#"{"version":2,"filename":null,"uri":"s3a://b/t/__magic_job-1/j/00/tasks/a/__base/p.parquet","uploadId":"UP","bucket":"b","destinationKey":"t/p.parquet","created":1717171684123,"saved":1717171684123,"date":"Fri May 31 16:08:04 UTC 2024","jobId":"","taskId":"","text":"","etags":["\"e1\"","\"e2\""],"extraData":{},"length":7,"iostatistics":{"counters":{},"gauges":{},"minimums":{},"maximums":{},"meanstatistics":{}},"partCount":2}"#
         );
         let unquoted = MagicFile { etags: PendingEtags::Unquoted, ..file.clone() };
-        assert!(pending_json(&unquoted, "u", &result, 0).unwrap().contains(r#""etags":["e1","e2"]"#));
+        assert!(pending_json(&unquoted, "u", &result, 0, &IoStatistics::default()).unwrap().contains(r#""etags":["e1","e2"]"#));
         let objects = MagicFile { etags: PendingEtags::Objects, ..file };
-        assert!(pending_json(&objects, "u", &result, 0)
+        assert!(pending_json(&objects, "u", &result, 0, &IoStatistics::default())
             .unwrap()
             .contains(r#""etags":[{"etag":"\"e1\"","checksumAlgorithm":null,"checksum":null},"#));
     }

@@ -145,8 +145,6 @@ def test_filesystem_iostatistics_count_what_stock_counts(run, endpoint, name):
     assert ours.get("s3native.parts_uploaded", 0) >= out["parts"], ours
 
 
-@pytest.mark.xfail(strict=True, reason="the .pending files native/src/magic.rs writes carry empty "
-                   "iostatistics, and _SUCCESS is the committer's plus the .pending files' (issue 11)")
 @pytest.mark.parametrize("name", ["unpartitioned", "partitioned"])
 def test_success_iostatistics_show_what_stock_shows(run, endpoint, name):
     """_SUCCESS's iostatistics: on the native path stream_write_bytes equals the bytes of the

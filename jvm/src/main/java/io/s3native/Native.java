@@ -128,6 +128,10 @@ final class Native {
 
     static native Map<String, Object> globalStatistics();
 
+    /** The stream's statistics in S3A's names (IOStatisticsSnapshot's fields), from {@code resultJson} when not null, else the handle. */
+    static native Map<String, Object> s3aStatistics(long handle, String resultJson, boolean magic, long hflush, long hsync,
+            boolean aborted) throws IOException;
+
     static native void complete(String resultJson, String[] settings, long credentials) throws IOException;
 
     static native void abortUpload(String resultJson, String[] settings, long credentials) throws IOException;

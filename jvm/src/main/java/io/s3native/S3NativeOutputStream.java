@@ -384,6 +384,21 @@ public final class S3NativeOutputStream extends OutputStream {
         return new Statistics(call(Native::statistics));
     }
 
+    /**
+     * The stream's statistics in S3A's names, as S3A's block output stream reports them
+     * (native/src/s3a_stats.rs, the one mapping): Hadoop's IOStatisticsSnapshot fields by name
+     * ({@code counters}, {@code gauges}, {@code minimums}, {@code maximums} to {@code Long}s,
+     * {@code meanstatistics} to maps of {@code samples} and {@code sum}). The Hadoop layer
+     * says what only it knows: a magic file, hflush and hsync calls, an abort.
+     */
+    public Map<String, Object> getS3AStatistics(boolean magic, long hflush, long hsync, boolean aborted) throws IOException {
+        UploadResult r = result;
+        if (r != null) {
+            return Native.s3aStatistics(0, r.toJson(), magic, hflush, hsync, aborted);
+        }
+        return call(p -> Native.s3aStatistics(p, null, magic, hflush, hsync, aborted));
+    }
+
     // ---- static API -------------------------------------------------------------------
 
     /**

@@ -20,7 +20,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.s3native.S3NativeOutputStream;
-import io.s3native.Statistics;
 
 /**
  * The stream {@link NativeS3AFileSystem} returns (inside an FSDataOutputStream): forwards to
@@ -189,13 +188,26 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
 
     @Override
     public IOStatistics getIOStatistics() {
-        Statistics s;
         try {
-            s = out.getStatistics();
+            return snapshot(out.getS3AStatistics(magic, hflushCalls.get(), hsyncCalls.get(), abortCalled));
         } catch (IOException e) {
             return new IOStatisticsSnapshot();
         }
-        return streamStatistics(s, magic, hflushCalls.get(), hsyncCalls.get(), abortCalled);
+    }
+
+    /** Hadoop's IOStatisticsSnapshot from the native library's form of it (field names as in its JSON). */
+    @SuppressWarnings("unchecked")
+    static IOStatisticsSnapshot snapshot(Map<String, Object> io) {
+        IOStatisticsSnapshot snap = new IOStatisticsSnapshot();
+        snap.counters().putAll((Map<String, Long>) io.get("counters"));
+        snap.gauges().putAll((Map<String, Long>) io.get("gauges"));
+        snap.minimums().putAll((Map<String, Long>) io.get("minimums"));
+        snap.maximums().putAll((Map<String, Long>) io.get("maximums"));
+        for (Map.Entry<String, Object> e : ((Map<String, Object>) io.get("meanstatistics")).entrySet()) {
+            Map<String, Long> m = (Map<String, Long>) e.getValue();
+            snap.meanStatistics().put(e.getKey(), new MeanStatistic(m.get("samples"), m.get("sum")));
+        }
+        return snap;
     }
 
     /** Once: the stream's statistics into the filesystem's and the thread's. */
@@ -217,90 +229,6 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
     }
 
     // ---- statistics in S3A's names ------------------------------------------------------------
-
-    /** S3A's duration statistics of its block output stream (3.3: the first four; 3.4+: all). */
-    static final String[] STREAM_DURATIONS = {"action_executor_acquired", "op_abort", "object_multipart_aborted",
-            "multipart_upload_completed", "committer_magic_marker_put", "multipart_upload_part_put",
-            "object_multipart_initiated", "object_put_request"};
-
-    /**
-     * The IOStatistics of one stream: every key S3A's block output stream has on Hadoop 3.3.4,
-     * 3.4.1 and 3.5.0 (counters, gauges, duration statistics with their {@code .failures},
-     * {@code .min}, {@code .max}, {@code .mean}), valued from the native writer's statistics, and
-     * the native ones under {@code s3native.}. Durations in S3A's names are milliseconds, the
-     * native ones microseconds ({@code _us}).
-     */
-    static IOStatisticsSnapshot streamStatistics(Statistics s, boolean magic, long hflush, long hsync, boolean aborted) {
-        IOStatisticsSnapshot snap = new IOStatisticsSnapshot();
-        Map<String, Long> c = snap.counters();
-        for (String d : STREAM_DURATIONS) {
-            c.put(d, 0L);
-            c.put(d + ".failures", 0L);
-            snap.minimums().put(d + ".min", -1L);
-            snap.minimums().put(d + ".failures.min", -1L);
-            snap.maximums().put(d + ".max", -1L);
-            snap.maximums().put(d + ".failures.max", -1L);
-            snap.meanStatistics().put(d + ".mean", new MeanStatistic());
-            snap.meanStatistics().put(d + ".failures.mean", new MeanStatistic());
-        }
-        long[] q = s.getPartQueueWait();   // count, min, mean, max, p50, p99 (µs)
-        long[] u = s.getPartUploadTime();
-        // Counters (StreamStatisticNames / StoreStatisticNames).
-        c.put("stream_write_bytes", s.getBytesWritten());
-        c.put("stream_write_total_data", s.getBytesWritten());
-        c.put("stream_write_block_uploads", s.getPartsUploaded() + s.getSinglePuts());
-        c.put("stream_write_exceptions", 0L);
-        c.put("stream_write_exceptions_completing_upload", 0L);
-        c.put("stream_write_queue_duration", q[0] * q[2] / 1000); // total queue wait, ms
-        c.put("stream_write_total_time", u[0] * u[2] / 1000);     // total part upload time, ms
-        c.put("op_hflush", hflush);
-        c.put("op_hsync", hsync);
-        c.put("op_abort", aborted ? 1L : 0L);
-        c.put("object_multipart_initiated", s.getCreateMultipartUploadRequests());
-        c.put("multipart_upload_part_put", s.getUploadPartRequests());
-        c.put("multipart_upload_completed", s.getCompleteMultipartUploadRequests());
-        c.put("object_multipart_aborted", s.getAbortMultipartUploadRequests());
-        c.put("object_put_request", s.getPutObjectRequests());
-        c.put("committer_magic_marker_put", magic && s.getPutObjectRequests() > 0 ? 1L : 0L);
-        // 3.5.0: conditional create (If-None-Match), which the native writer does not send.
-        c.put("conditional_create", 0L);
-        c.put("conditional_create_failed", 0L);
-        // Every part waited for an upload slot: S3A's action_executor_acquired, in ms.
-        c.put("action_executor_acquired", q[0]);
-        if (q[0] > 0) {
-            snap.minimums().put("action_executor_acquired.min", q[1] / 1000);
-            snap.maximums().put("action_executor_acquired.max", q[3] / 1000);
-            snap.meanStatistics().put("action_executor_acquired.mean", new MeanStatistic(q[0], q[0] * q[2] / 1000));
-        }
-        snap.gauges().put("stream_write_block_uploads_pending", 0L);
-        snap.gauges().put("stream_write_block_uploads_data_pending", 0L);
-        snap.gauges().put("stream_write_block_uploads_active", 0L);
-        // The native ones.
-        c.put("s3native.retries", s.getRetries());
-        c.put("s3native.budget_blocked_us", s.getBudgetBlockedMicros());
-        c.put("s3native.in_flight_blocked_us", s.getInFlightBlockedMicros());
-        c.put("s3native.parts_uploaded", s.getPartsUploaded());
-        c.put("s3native.single_puts", s.getSinglePuts());
-        c.put("s3native.requests", s.getTotalRequests());
-        c.put("s3native.complete_multipart_upload", s.getCompleteMultipartUploadRequests());
-        summary(snap, "s3native.part_queue_wait_us", q);
-        summary(snap, "s3native.part_upload_time_us", u);
-        return snap;
-    }
-
-    /**
-     * A native summary: min, max and mean, and the p50/p99 as maximums (aggregated over
-     * streams they are the highest per-file p50/p99).
-     */
-    private static void summary(IOStatisticsSnapshot snap, String name, long[] v) {
-        boolean any = v[0] > 0;
-        snap.minimums().put(name, any ? v[1] : -1L);
-        snap.maximums().put(name, any ? v[3] : -1L);
-        snap.meanStatistics().put(name, new MeanStatistic(v[0], v[0] * v[2]));
-        String base = name.substring(0, name.length() - "_us".length());
-        snap.maximums().put(base + "_p50_us", any ? v[4] : -1L);
-        snap.maximums().put(base + "_p99_us", any ? v[5] : -1L);
-    }
 
     /** IOStatisticsContext.getCurrentIOStatisticsContext().getAggregator() on Hadoop 3.4+, else null. */
     private static IOStatisticsAggregator threadAggregator() {
