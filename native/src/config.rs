@@ -277,6 +277,9 @@ pub struct WriterConfig {
     pub storage_class: Option<String>,
     /// `Content-Encoding` of the object.
     pub content_encoding: Option<String>,
+    /// What the settings asked for that was adjusted (S3A's leniency), for the caller to
+    /// report once (e.g. a `fs.s3a.multipart.size` below 5 MiB, used as 5 MiB).
+    pub warnings: Vec<String>,
 }
 
 impl WriterConfig {
@@ -317,7 +320,17 @@ impl WriterConfig {
         let requester_pays = r.bool("requester.pays.enabled", false)?;
         let max_concurrent_uploads = r.int("connection.maximum", 96, 1, 100_000)? as usize;
 
-        let s3a_part = r.size("multipart.size", DEFAULT_PART_SIZE)?;
+        let mut warnings = Vec::new();
+        let mut s3a_part = r.size("multipart.size", DEFAULT_PART_SIZE)?;
+        if s3a_part < MIN_PART_SIZE {
+            // S3A's leniency (S3AUtils.getMultipartSizeProperty): below the minimum it warns and
+            // uses 5 MiB. The native key stays strict.
+            warnings.push(format!(
+                "{} must be at least 5 MiB (5,242,880 B); configured value is {s3a_part} B, so 5 MiB is used, as S3A does",
+                r.key("multipart.size")
+            ));
+            s3a_part = MIN_PART_SIZE;
+        }
         let part_size = match r.str("native.part.size") {
             Some(_) => r.size("native.part.size", DEFAULT_PART_SIZE)?,
             None => s3a_part,
@@ -371,6 +384,7 @@ impl WriterConfig {
             },
             storage_class: r.str("create.storage.class").map(str::to_ascii_uppercase),
             content_encoding: r.str("object.content.encoding").map(str::to_string),
+            warnings,
         })
     }
 
@@ -631,6 +645,17 @@ mod tests {
         assert!(parse_size("99999999999T").is_err());
         assert!(parse_size("+6M").is_err());
         assert!(parse_duration("99999999999999999d", Unit::Seconds).is_err());
+    }
+
+    #[test]
+    fn s3as_part_size_is_rounded_up_like_s3a_but_the_native_one_is_strict() {
+        let c = WriterConfig::resolve(&base().with("fs.s3a.multipart.size", "5000000"), "special").unwrap();
+        assert_eq!(c.part_size, MIN_PART_SIZE);
+        assert_eq!(c.warnings.len(), 1);
+        assert!(c.warnings[0].contains("fs.s3a.multipart.size") && c.warnings[0].contains("5000000"), "{:?}", c.warnings);
+        let e = WriterConfig::resolve(&base().with("fs.s3a.native.part.size", "5000000"), "special").unwrap_err();
+        assert_eq!(e.setting(), Some("fs.s3a.native.part.size"));
+        assert!(WriterConfig::resolve(&base(), "special").unwrap().warnings.is_empty());
     }
 
     #[test]

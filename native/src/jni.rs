@@ -717,6 +717,22 @@ pub extern "system" fn Java_io_s3native_Native_parseResult<'local>(
     })
 }
 
+/// `static native List<String> validate(String bucket, String[] settings)`: [`crate::validate`].
+#[no_mangle]
+pub extern "system" fn Java_io_s3native_Native_validate<'local>(
+    unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    bucket: JString<'local>,
+    kv: JObjectArray<'local, JString<'local>>,
+) -> JObject<'local> {
+    call(unowned, |env| {
+        let bucket = string(env, &bucket, "bucket")?;
+        let settings = settings(env, &kv)?;
+        let warnings = crate::validate(&bucket, &settings)?;
+        to_java(env, &warnings)
+    })
+}
+
 /// `static native long credentialSource(CredentialsProvider provider, String description)`: a
 /// [`SharedCredentials`] over the Java provider (see [`JavaCredentials`]); writers opened
 /// with the same handle share one client. Free with `freeCredentialSource`.

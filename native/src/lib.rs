@@ -64,6 +64,16 @@ pub fn global_statistics() -> Statistics {
     Statistics { buffer_bytes: budget.used, buffer_peak_bytes: budget.peak, ..pool::global_stats().snapshot() }
 }
 
+/// Check `settings` for writing to `bucket` as [`Writer::open`] does, without opening a
+/// writer or sending a request (e.g. when a filesystem initialises, so that a bad value fails
+/// there). Returns the adjustments to report once (see [`WriterConfig::warnings`]).
+///
+/// Errors: [`ErrorKind::InvalidArgument`] naming the key of an invalid value;
+/// [`ErrorKind::Unsupported`] naming a setting the native writer cannot honour.
+pub fn validate(bucket: &str, settings: &Settings) -> Result<Vec<String>> {
+    Ok(WriterConfig::resolve(settings, bucket)?.warnings)
+}
+
 /// Complete a deferred upload from its result, in this or any other process.
 ///
 /// `settings` give the endpoint and credentials (the same keys as [`Writer::open`]).

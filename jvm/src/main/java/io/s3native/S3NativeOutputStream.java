@@ -437,6 +437,20 @@ public final class S3NativeOutputStream extends OutputStream {
     }
 
     /**
+     * Check {@code settings} for writing to {@code bucket} as opening a stream would, without
+     * sending a request; returns what was adjusted (S3A's leniency, e.g. a
+     * {@code fs.s3a.multipart.size} below 5 MiB) for the caller to report once.
+     *
+     * @throws IllegalArgumentException naming the key of an invalid value
+     * @throws UnsupportedSettingException naming a setting the native writer cannot honour
+     * @throws IOException when the native library cannot load
+     */
+    public static java.util.List<String> validateSettings(String bucket, Map<String, String> settings) throws IOException {
+        Native.load();
+        return Native.validate(bucket, toArray(settings));
+    }
+
+    /**
      * Process-wide statistics of every writer of this copy of the native library.
      *
      * @throws java.io.UncheckedIOException when the library cannot load (the message names why)

@@ -302,6 +302,16 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             libraryFailure = "the native library (" + failure + ")";
             return;
         }
+        // The settings as the native writer reads them: a bad value fails here, naming its key,
+        // not at the first write; one the native writer cannot honour falls back from here on.
+        try {
+            for (String warning : S3NativeOutputStream.validateSettings(getBucket(), settings.map)) {
+                LOG.warn("s3native: {}", warning);
+            }
+        } catch (UnsupportedSettingException e) {
+            settings = NativeSettings.fallback(e.getSetting() != null ? e.getSetting() : e.getMessage());
+            return;
+        }
         credentials = Credentials.share(this);
         LOG.info("s3native: native writes for s3a://{} ({})", getBucket(), writeSettingsSummary(settings.map));
     }

@@ -154,6 +154,33 @@ class FileSystemTest {
     }
 
     @Test
+    void aBadNativeValueFailsAtInitializeNamingTheKey() throws Exception {
+        Configuration conf = HadoopS3.conf(true);
+        conf.set("fs.s3a.native.part.size", "12Q");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HadoopS3.fs(bucket, conf));
+        assertTrue(e.getMessage().contains("fs.s3a.native.part.size"), e.getMessage());
+        Configuration perBucket = HadoopS3.conf(true);
+        perBucket.set("fs.s3a.bucket." + bucket + ".native.parts.in.flight", "0");
+        e = assertThrows(IllegalArgumentException.class, () -> HadoopS3.fs(bucket, perBucket));
+        assertTrue(e.getMessage().contains("native.parts.in.flight"), e.getMessage());
+    }
+
+    @Test
+    void aSmallS3APartSizeIsRoundedUpAsS3ADoes() throws Exception {
+        Configuration conf = HadoopS3.conf(true);
+        conf.set("fs.s3a.multipart.size", "5000000"); // S3A warns and uses 5 MiB
+        conf.set("fs.s3a.native.fallback", "fail");
+        NativeS3AFileSystem fs = (NativeS3AFileSystem) HadoopS3.fs(bucket, conf);
+        byte[] data = HadoopS3.data(6 * 1024 * 1024, 8);
+        try (FSDataOutputStream out = fs.create(path("rounded/part-size"))) {
+            out.write(data);
+        }
+        assertEquals(1, fs.getNativeCreateCount());
+        assertArrayEquals(data, HadoopS3.read(fs, path("rounded/part-size")));
+        fs.close();
+    }
+
+    @Test
     void aCustomCredentialProviderWritesNativelyWithItsKeys() throws Exception {
         Configuration conf = HadoopS3.conf(true);
         conf.set("fs.s3a.native.fallback", "fail");
