@@ -474,7 +474,7 @@ mod tests {
         let mut w: *mut S3nWriter = ptr::null_mut();
         let bucket = CString::new("bucket-1").unwrap();
         let key = CString::new("k").unwrap();
-        let k = [CString::new("fs.s3a.multipart.size").unwrap()];
+        let k = [CString::new("fs.s3a.native.part.size").unwrap()];
         let v = [CString::new("1M").unwrap()];
         let kp: Vec<*const c_char> = k.iter().map(|s| s.as_ptr()).collect();
         let vp: Vec<*const c_char> = v.iter().map(|s| s.as_ptr()).collect();
@@ -482,7 +482,7 @@ mod tests {
             let code = s3n_writer_open(bucket.as_ptr(), key.as_ptr(), 0, kp.as_ptr(), vp.as_ptr(), 1, &mut w, &mut err);
             assert_eq!(code, S3N_ERR_INVALID_ARGUMENT);
             assert!(w.is_null());
-            assert_eq!(CStr::from_ptr(s3n_error_setting(err)).to_str().unwrap(), "fs.s3a.multipart.size");
+            assert_eq!(CStr::from_ptr(s3n_error_setting(err)).to_str().unwrap(), "fs.s3a.native.part.size");
             s3n_error_free(err);
             err = ptr::null_mut();
             assert_eq!(s3n_writer_open(ptr::null(), key.as_ptr(), 0, ptr::null(), ptr::null(), 0, &mut w, &mut err), S3N_ERR_INVALID_ARGUMENT);

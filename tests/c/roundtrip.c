@@ -159,14 +159,14 @@ static int cmd_abort_after_close(const char *bucket, const char *key, size_t tot
 
 static int cmd_offline(void) {
     /* A bad value names its key; no writer is made. */
-    const char *bad_keys[] = {"fs.s3a.multipart.size"};
+    const char *bad_keys[] = {"fs.s3a.native.part.size"};
     const char *bad_values[] = {"1M"};
     s3n_writer *w = NULL;
     s3n_error *err = NULL;
     int rc = s3n_writer_open("bucket", "key", S3N_MODE_PUBLISH, bad_keys, bad_values, 1, &w, &err);
     CHECK(rc == S3N_ERR_INVALID_ARGUMENT && w == NULL, "bad part size accepted: %d", rc);
     CHECK(err != NULL && s3n_error_code(err) == S3N_ERR_INVALID_ARGUMENT, "error object of a bad setting");
-    CHECK(same(s3n_error_setting(err), "fs.s3a.multipart.size"), "setting %s", s3n_error_setting(err));
+    CHECK(same(s3n_error_setting(err), "fs.s3a.native.part.size"), "setting %s", s3n_error_setting(err));
     s3n_error_free(err);
 
     /* Bad input to s3n_result_from_json. */

@@ -115,10 +115,10 @@ class LifecycleTest {
     @Test
     void badSettingIsIllegalArgumentNamingIt() {
         Map<String, String> s = new HashMap<>(S3Test.settings());
-        s.put("fs.s3a.multipart.size", "1M");
+        s.put("fs.s3a.native.part.size", "1M");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> new S3NativeOutputStream(bucket, "k", S3NativeOutputStream.Mode.PUBLISH, s));
-        assertTrue(e.getMessage().contains("fs.s3a.multipart.size"), e.getMessage());
+        assertTrue(e.getMessage().contains("fs.s3a.native.part.size"), e.getMessage());
     }
 
     @Test
