@@ -11,6 +11,8 @@ Kinds (KINDS), each on a free port of 127.0.0.1, plain HTTP:
   fault-proxy tests/support/fault_proxy.py in front of `upstream` (an http:// URL)
   imds        target/tools/bin/ec2-metadata-mock (the Makefile installs it with go install):
               EC2 instance metadata (IMDSv1/v2) serving role credentials IMDS_ACCESS_KEY
+  container-credentials  tests/support/container_credentials.py: the ECS / EKS Pod Identity
+              credentials endpoint, serving CONTAINER_ACCESS_KEY
 
 As a library (spark/s3server.py, benches/harness/servers.py):
 
@@ -249,7 +251,20 @@ def imds_command(port, config_dir):
     return argv, "/latest/meta-data/", (IMDS_ACCESS_KEY, secret)
 
 
-KINDS = {"moto": moto_command, "s3s-fs": s3s_fs_command, "fault-proxy": fault_proxy_command, "imds": imds_command}
+CONTAINER_CREDENTIALS = os.path.join(ROOT, "tests", "support", "container_credentials.py")
+# The container credentials the endpoint hands out.
+CONTAINER_ACCESS_KEY = "AKIDFROMCONTAINER"
+
+
+def container_credentials_command(port):
+    """How to run the container-credentials endpoint (tests/support/container_credentials.py)
+    on `port`, serving access key id CONTAINER_ACCESS_KEY: like `moto_command`."""
+    argv = [sys.executable, CONTAINER_CREDENTIALS, "--host", HOST, "--port", str(port), "--access-key", CONTAINER_ACCESS_KEY]
+    return argv, "/credentials", (CONTAINER_ACCESS_KEY, "container-secret-key")
+
+
+KINDS = {"moto": moto_command, "s3s-fs": s3s_fs_command, "fault-proxy": fault_proxy_command, "imds": imds_command,
+         "container-credentials": container_credentials_command}
 
 
 def start(kind, log_dir, *, detach=False, timeout=START_TIMEOUT_S, **options):
@@ -322,7 +337,7 @@ def ensure(state, role, kind, **options):
 
 def stop_state(state):
     """Stop the servers recorded in `state` (the proxy first) and forget them."""
-    for role in ("imds", "proxy", "server"):
+    for role in ("container", "imds", "proxy", "server"):
         path = state_file(state, role)
         server = Server.load(path)
         if server is not None and server.running():
@@ -389,6 +404,13 @@ def cmd_start(a):
             say(f"error: {e}")
             return 1
         env.update(S3NATIVE_TEST_IMDS_ENDPOINT=imds.url, S3NATIVE_TEST_IMDS_ACCESS_KEY=imds.access_key)
+        try:
+            creds = ensure(a.state, "container", "container-credentials")
+        except StartError as e:
+            say(f"error: {e}")
+            return 1
+        env.update(S3NATIVE_TEST_CONTAINER_CREDENTIALS_URI=creds.url + "/credentials",
+                   S3NATIVE_TEST_CONTAINER_ACCESS_KEY=creds.access_key)
     for name, value in env.items():
         print(f"export {shlex.quote(f'{name}={value}')}")
     return 0
@@ -412,8 +434,10 @@ def main(argv=None):
     p = sub.choices["start"]
     p.add_argument("--kind", choices=("moto", "s3s-fs"), default="moto")
     p.add_argument("--imds-if-installed", action="store_true",
-                   help="also start the instance metadata emulator when it is installed; exports "
-                        "S3NATIVE_TEST_IMDS_ENDPOINT and S3NATIVE_TEST_IMDS_ACCESS_KEY")
+                   help="also start the instance metadata emulator when it is installed, and the "
+                        "container-credentials endpoint; exports S3NATIVE_TEST_IMDS_ENDPOINT, "
+                        "S3NATIVE_TEST_IMDS_ACCESS_KEY, S3NATIVE_TEST_CONTAINER_CREDENTIALS_URI and "
+                        "S3NATIVE_TEST_CONTAINER_ACCESS_KEY")
     p.add_argument("--fault-proxy", action="store_true", help="the fault proxy in front of the server")
     p.add_argument("--honour-env", action="store_true",
                    help="use S3NATIVE_TEST_ENDPOINT / S3NATIVE_TEST_FAULT_PROXY when set instead of "

@@ -28,24 +28,46 @@ import org.junit.jupiter.api.Test;
  * written natively ({@code fs.s3a.native.fallback=fail}) and signed with the role's keys.
  */
 class DefaultChainTest {
+    private static String required(String name) {
+        String v = System.getenv(name);
+        if (v == null || v.isEmpty()) {
+            if (System.getenv("CI") != null) {
+                fail(name + " is not set: make test starts the credential endpoints (scripts/s3-server.sh)");
+            }
+            org.junit.jupiter.api.Assumptions.abort(name + " is not set (make target/tools/bin/ec2-metadata-mock)");
+        }
+        return v;
+    }
+
     @Test
     void theDefaultChainEndsAtTheInstanceProfileAndWritesNatively() throws Exception {
-        String imds = System.getenv("S3NATIVE_TEST_IMDS_ENDPOINT");
-        if (imds == null || imds.isEmpty()) {
-            if (System.getenv("CI") != null) {
-                fail("S3NATIVE_TEST_IMDS_ENDPOINT is not set: make test starts the instance metadata emulator");
-            }
-            org.junit.jupiter.api.Assumptions.abort("no instance metadata emulator (make target/tools/bin/ec2-metadata-mock)");
-        }
+        String imds = required("S3NATIVE_TEST_IMDS_ENDPOINT");
+        assertWrittenWith(required("S3NATIVE_TEST_IMDS_ACCESS_KEY"), imds, Map.of(), "imds-secret-key", "imds-session-token");
+    }
+
+    /** ECS and EKS Pod Identity: S3A's instance provider asks the container endpoint before IMDS. */
+    @Test
+    void containerCredentialsComeBeforeTheInstanceProfile() throws Exception {
+        String imds = required("S3NATIVE_TEST_IMDS_ENDPOINT");
+        String uri = required("S3NATIVE_TEST_CONTAINER_CREDENTIALS_URI");
+        assertWrittenWith(required("S3NATIVE_TEST_CONTAINER_ACCESS_KEY"), imds,
+                Map.of("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri), "container-secret-key", "container-session-token");
+    }
+
+    /**
+     * Write a 6 MiB file in a child JVM with S3A's default chain, no AWS keys in its
+     * environment, instance metadata at {@code imds} and {@code extraEnv}; every request must
+     * be signed with {@code accessKey} and no secret may show in its output.
+     */
+    private static void assertWrittenWith(String accessKey, String imds, Map<String, String> extraEnv, String... secrets)
+            throws Exception {
         String bucket = HadoopS3.newBucket("default-chain");
         String key = "default-chain-" + System.nanoTime();
         List<String> cmd = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx256m", "-Daws.ec2MetadataServiceEndpoint=" + imds,
                 "-cp", System.getProperty("java.class.path"), Child.class.getName(), bucket, key));
-        for (String p : List.of("s3native.library.path")) {
-            if (System.getProperty(p) != null) {
-                cmd.add(1, "-D" + p + "=" + System.getProperty(p));
-            }
+        if (System.getProperty("s3native.library.path") != null) {
+            cmd.add(1, "-Ds3native.library.path=" + System.getProperty("s3native.library.path"));
         }
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         Map<String, String> env = pb.environment();
@@ -57,6 +79,7 @@ class DefaultChainTest {
         env.put("AWS_EC2_METADATA_DISABLED", "false");
         env.put("AWS_CONFIG_FILE", "/nonexistent/s3native-test-config");
         env.put("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/s3native-test-credentials");
+        env.putAll(extraEnv);
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!p.waitFor(120, TimeUnit.SECONDS)) {
@@ -65,9 +88,10 @@ class DefaultChainTest {
         }
         assertEquals(0, p.exitValue(), "child JVM output:\n" + out);
         assertTrue(out.contains("NATIVE 1"), "written natively, no fallback:\n" + out);
-        assertEquals(Set.of(System.getenv("S3NATIVE_TEST_IMDS_ACCESS_KEY")), HadoopS3.accessKeyIds(key),
-                "every request signed with the instance profile's key");
-        assertFalse(out.contains("imds-secret-key") || out.contains("imds-session-token"), "no secret in the output:\n" + out);
+        assertEquals(Set.of(accessKey), HadoopS3.accessKeyIds(key), "every request signed with the chain's key");
+        for (String secret : secrets) {
+            assertFalse(out.contains(secret), "no secret in the output:\n" + out);
+        }
     }
 
     /** The child: S3A's default chain, a 6 MiB file (a multipart upload) through NativeS3AFileSystem. */
