@@ -160,10 +160,11 @@ impl Error {
                 _ => ErrorKind::Io,
             },
         };
-        // An S3 error body says it best; otherwise keep object_store's whole chain.
+        // An S3 error body says it best; a failure to reach the endpoint is said in S3A's words;
+        // otherwise keep object_store's whole chain.
         let detail = match (&s3_code, xml_field(&text, "Message")) {
             (Some(code), Some(msg)) => format!("{code}: {msg}"),
-            _ => text,
+            _ => transport_failure(&text).unwrap_or(text),
         };
         let message = Error::scrub(&format!("{op} failed: {detail}"), secrets);
         Error { kind, message, s3_code, setting: None }
@@ -182,6 +183,50 @@ impl Error {
 /// The S3 error code in an object_store failure's text (`ExpiredToken`, ...), if any.
 pub(crate) fn s3_code_of(e: &object_store::Error) -> Option<String> {
     s3_error_code(&error_chain(e))
+}
+
+/// A request that never got an HTTP answer, as S3A words it: "connection refused to
+/// http://host:port after 3 attempts over 0.3 s", from object_store's retry error text
+/// ("Error performing PUT <url> in <duration>, after <n> retries, ... Connection refused").
+/// `None` when the text is not such a failure.
+fn transport_failure(text: &str) -> Option<String> {
+    let lower = text.to_ascii_lowercase();
+    let what = [
+        ("connection refused", "connection refused"),
+        ("dns error", "cannot resolve the host"),
+        ("failed to lookup address", "cannot resolve the host"),
+        ("connection reset", "connection reset"),
+        ("timed out", "timed out"),
+        ("invalid peer certificate", "the server's TLS certificate is not trusted"),
+        ("certificate", "TLS certificate error"),
+    ]
+    .into_iter()
+    .find(|(needle, _)| lower.contains(needle))?
+    .1;
+    let after_method = text.split_once("Error performing ")?.1;
+    let url = after_method.split_once(' ')?.1.split_once(" in ")?.0;
+    let endpoint = match url.split_once("://") {
+        Some((scheme, rest)) => format!("{scheme}://{}", rest.split('/').next().unwrap_or(rest)),
+        None => url.to_string(),
+    };
+    let duration = after_method.split_once(" in ")?.1.split(',').next()?.trim();
+    let retries: u64 = text.split_once("after ")?.1.split(' ').next()?.parse().ok()?;
+    Some(format!("{what} to {endpoint} after {} attempts over {}", retries + 1, seconds(duration)?))
+}
+
+/// A Rust `Debug` duration (`280.8ms`, `1.5s`, `3µs`) as seconds with one decimal (`0.3 s`).
+fn seconds(d: &str) -> Option<String> {
+    let split = d.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (value, unit) = d.split_at(split);
+    let value: f64 = value.parse().ok()?;
+    let secs = match unit {
+        "s" => value,
+        "ms" => value / 1e3,
+        "µs" | "us" => value / 1e6,
+        "ns" => value / 1e9,
+        _ => return None,
+    };
+    Some(format!("{secs:.1} s"))
 }
 
 /// The error and all its sources, joined with ": ", skipping a source whose text the
@@ -240,6 +285,14 @@ mod tests {
     fn scrub_removes_every_secret() {
         let s = Error::scrub("key AKIAEXAMPLE and secret wJalrXUtnFEMI there", &["AKIAEXAMPLE", "wJalrXUtnFEMI", ""]);
         assert_eq!(s, "key **** and secret **** there");
+    }
+
+    #[test]
+    fn connection_failures_are_said_in_s3as_words() {
+        let text = "Generic S3 error: Error performing PUT http://127.0.0.1:9/b/k in 280.844928ms, after 2 retries, max_retries: 2, retry_timeout: 180s  - HTTP error: error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)";
+        assert_eq!(transport_failure(text).as_deref(), Some("connection refused to http://127.0.0.1:9 after 3 attempts over 0.3 s"));
+        assert_eq!(transport_failure("Client error with status 403 Forbidden"), None);
+        assert_eq!(seconds("1.25s").as_deref(), Some("1.2 s"));
     }
 
     #[test]
