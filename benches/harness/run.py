@@ -183,6 +183,7 @@ def run_spark(a, endpoints, profile, tls, scale, rounds):
                S3NATIVE_DEMO_ENDPOINT=endpoints.url(profile, tls, server="moto"),
                S3NATIVE_DEMO_ACCESS_KEY="testing", S3NATIVE_DEMO_SECRET_KEY="testing",
                S3NATIVE_DEMO_SCALE=f"{scale:g}", S3NATIVE_DEMO_ROUNDS=str(rounds),
+               S3NATIVE_DEMO_WARMUP_ROUNDS="0",  # the harness's own rounds and order
                SSL_CERT_FILE=cert["ca"], AWS_CA_BUNDLE=cert["ca"],
                JAVA_TOOL_OPTIONS=f"-Djavax.net.ssl.trustStore={cert['truststore']} "
                                  f"-Djavax.net.ssl.trustStorePassword={cert['password']}")
