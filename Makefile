@@ -95,7 +95,8 @@ test: server-install header-check $(IMDS_MOCK)
 
 # The jar: Maven copies $(NATIVE_LIB_DIR)/libs3native.so into /native/<os>-<arch>/ of the jar.
 jar: build
-	$(MVN) -q -f jvm/pom.xml package -DskipTests -Ds3native.library.dir=$(NATIVE_LIB_DIR)
+	# (Maven 3.8's -q still prints colour resets; they are dropped so logs stay plain text.)
+	$(MVN) -q -f jvm/pom.xml package -DskipTests -Ds3native.library.dir=$(NATIVE_LIB_DIR) | sed 's/\x1b\[[0-9;]*m//g'
 	jar tf jvm/target/s3native-*.jar | grep -q '^native/.*/libs3native.so$$' || { echo "the jar lacks libs3native.so"; exit 1; }
 	ls -l jvm/target/s3native-*.jar
 
