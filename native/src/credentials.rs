@@ -1,5 +1,5 @@
 //! Credentials from a source the caller gives: the JVM's S3A provider chain (through
-//! `jni`), or any [`CredentialSource`] of a Rust or C caller.
+//! `jni`), or any [`CredentialSource`] of a Rust caller (the C ABI has none yet).
 //!
 //! A [`SharedCredentials`] asks its source only when the cached credentials are due for a
 //! refresh, never on the path of every request (reference/credentials.md):
@@ -14,8 +14,8 @@
 //! blocking thread of the runtime, holding only this cache's own lock.
 //!
 //! Without a source, the settings' keys (`fs.s3a.access.key`, ...) or the `AWS_*`
-//! environment variables are used, else object_store's own chain (web identity, container
-//! credentials, instance metadata).
+//! environment variables are used, else the instance metadata service (object_store's
+//! fallback; web identity and container credentials are not read without a source).
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -32,6 +32,9 @@ use crate::error::{Error, ErrorKind, Result};
 pub const REFRESH_AHEAD: Duration = Duration::from_secs(5 * 60);
 /// How long credentials without an expiry are used before the source is asked again.
 pub const NO_EXPIRY_REUSE: Duration = Duration::from_secs(1);
+/// How long a request waits for the source (a hung provider fails the request, it does not
+/// stall every writer that shares the source forever).
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Keys as a source hands them out. `Debug` never prints the secret or the token.
 #[derive(Clone, PartialEq, Eq)]
@@ -146,9 +149,11 @@ impl CredentialProvider for Provider {
             return Ok(c.credential.clone());
         }
         let source = cache.source.clone();
-        let fetched = tokio::task::spawn_blocking(move || source.fetch())
-            .await
-            .unwrap_or_else(|e| Err(Error::new(ErrorKind::Internal, format!("the credentials source panicked: {e}"))));
+        let fetch = tokio::task::spawn_blocking(move || source.fetch());
+        let fetched = match tokio::time::timeout(FETCH_TIMEOUT, fetch).await {
+            Ok(joined) => joined.unwrap_or_else(|e| Err(Error::new(ErrorKind::Internal, format!("the credentials source panicked: {e}")))),
+            Err(_) => Err(Error::new(ErrorKind::Io, format!("no answer within {} s", FETCH_TIMEOUT.as_secs()))),
+        };
         let creds = fetched.map_err(|e| object_store::Error::Generic {
             store: "S3",
             source: Box::new(e.context(format!("getting credentials from {}", self.0.describe()))),

@@ -378,8 +378,43 @@ struct JavaCredentials {
     description: String,
 }
 
+/// Detaches a thread [`attach_as_daemon`] attached, when the thread exits (the JVM requires
+/// an attached native thread to detach before it ends).
+struct DetachOnExit(*mut ::jni::sys::JavaVM);
+
+impl Drop for DetachOnExit {
+    fn drop(&mut self) {
+        // SAFETY: the JavaVM outlives the library's threads; this thread attached itself.
+        unsafe {
+            ((**self.0).v1_1.DetachCurrentThread)(self.0);
+        }
+    }
+}
+
+thread_local! {
+    static DAEMON_ATTACHMENT: std::cell::RefCell<Option<DetachOnExit>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Attach the calling native thread to the JVM as a daemon thread, once: the runtime's
+/// threads must never keep the JVM from exiting (jni's own attachment makes non-daemon
+/// threads). A thread attached already is left as it is.
+fn attach_as_daemon(vm: &JavaVM) {
+    let raw = vm.get_raw();
+    // SAFETY: plain invocation-interface calls with a valid JavaVM pointer.
+    unsafe {
+        let mut env: *mut std::ffi::c_void = ptr::null_mut();
+        if ((**raw).v1_2.GetEnv)(raw, &mut env, ::jni::sys::JNI_VERSION_1_4) == ::jni::sys::JNI_OK {
+            return;
+        }
+        if ((**raw).v1_4.AttachCurrentThreadAsDaemon)(raw, &mut env, ptr::null_mut()) == ::jni::sys::JNI_OK {
+            DAEMON_ATTACHMENT.with(|a| *a.borrow_mut() = Some(DetachOnExit(raw)));
+        }
+    }
+}
+
 impl CredentialSource for JavaCredentials {
     fn fetch(&self) -> crate::Result<Credentials> {
+        attach_as_daemon(&self.vm);
         let fetched = self.vm.attach_current_thread(|env| -> Result<Credentials> {
             let c = env
                 .call_method(self.provider.as_obj(), jni_str!("getCredentials"), jni_sig!("()Lio/s3native/Credentials;"), &[])?

@@ -121,8 +121,9 @@ struct Shared {
     upload_id: OnceCell<Result<String>>,
     part_ids: Mutex<Vec<Option<String>>>,
     in_flight: watch::Sender<usize>,
-    /// Set (true) when the upload is being discarded: parts waiting for a slot or sending
-    /// stop at once, so an abort never waits behind other writers' uploads.
+    /// Set (true) when the upload is being discarded: parts waiting for an upload slot stop at
+    /// once (an abort never waits behind other writers' uploads), and callers blocked on parts
+    /// in flight wake; parts already sending finish first.
     discard: watch::Sender<bool>,
     aborted: OnceCell<Result<()>>,
 }

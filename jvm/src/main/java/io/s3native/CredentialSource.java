@@ -21,14 +21,64 @@ public final class CredentialSource implements AutoCloseable {
         return t;
     });
 
-    private final long ptr;
     private final String description;
+    private final Handle handle;
     private final Cleaner.Cleanable cleanable;
 
+    /** The native handle, freed once: at close or by the Cleaner, when no open is using it. */
+    private static final class Handle implements Runnable {
+        private long ptr;
+        private int uses;
+        private boolean closed;
+
+        Handle(long ptr) {
+            this.ptr = ptr;
+        }
+
+        synchronized long acquire() throws IOException {
+            if (closed) {
+                throw new IOException("the credential source is closed");
+            }
+            uses++;
+            return ptr;
+        }
+
+        void release() {
+            long p;
+            synchronized (this) {
+                if (--uses > 0 || !closed || ptr == 0) {
+                    return;
+                }
+                p = ptr;
+                ptr = 0;
+            }
+            Native.freeCredentialSource(p);
+        }
+
+        @Override
+        public void run() {
+            long p;
+            synchronized (this) {
+                closed = true;
+                if (uses > 0 || ptr == 0) {
+                    return;
+                }
+                p = ptr;
+                ptr = 0;
+            }
+            Native.freeCredentialSource(p);
+        }
+    }
+
+    /** A native call that takes the source's handle. */
+    interface Use<T> {
+        T run(long handle) throws IOException;
+    }
+
     private CredentialSource(long ptr, String description) {
-        this.ptr = ptr;
         this.description = description;
-        this.cleanable = CLEANER.register(this, () -> Native.freeCredentialSource(ptr));
+        this.handle = new Handle(ptr);
+        this.cleanable = CLEANER.register(this, handle);
     }
 
     /**
@@ -37,7 +87,21 @@ public final class CredentialSource implements AutoCloseable {
     public static CredentialSource of(CredentialsProvider provider, String description) throws IOException {
         Objects.requireNonNull(provider, "provider");
         Native.load();
-        return new CredentialSource(Native.credentialSource(provider, description), description);
+        // Native I/O threads carry no context class loader of the application's (Spark puts
+        // --jars and --packages in a child loader): the provider runs with the one of the
+        // thread that registered it, as it would in the JVM.
+        ClassLoader loader = Thread.currentThread().getContextClassLoader();
+        CredentialsProvider withLoader = () -> {
+            Thread t = Thread.currentThread();
+            ClassLoader before = t.getContextClassLoader();
+            t.setContextClassLoader(loader);
+            try {
+                return provider.getCredentials();
+            } finally {
+                t.setContextClassLoader(before);
+            }
+        };
+        return new CredentialSource(Native.credentialSource(withLoader, description), description);
     }
 
     /**
@@ -117,8 +181,25 @@ public final class CredentialSource implements AutoCloseable {
         }
     }
 
-    long handle() {
-        return ptr;
+    /**
+     * Run {@code use} with the native handle, which stays valid meanwhile (the native side
+     * keeps its own reference to the source from then on).
+     *
+     * @throws IOException when the source was closed
+     */
+    <T> T with(Use<T> use) throws IOException {
+        long p = handle.acquire();
+        try {
+            return use.run(p);
+        } finally {
+            handle.release();
+            java.lang.ref.Reference.reachabilityFence(this);
+        }
+    }
+
+    /** {@link #with} for an optional source: 0 stands for none. */
+    static <T> T with(CredentialSource source, Use<T> use) throws IOException {
+        return source == null ? use.run(0) : source.with(use);
     }
 
     /** What it was registered as. */

@@ -24,16 +24,10 @@ final class Native {
     static final int IO = 8;
     static final int INTERNAL = 9;
 
-    static {
-        // Never fails: a class whose initialiser threw is unusable for good (the first use
-        // sees the error, every later one a NoClassDefFoundError). load() and init() report
-        // a library that cannot load, on every call alike.
-        try {
-            NativeLibrary.load();
-        } catch (UnsatisfiedLinkError e) {
-            // reported by load() / init()
-        }
-    }
+    // No static initialiser: loading happens in load() (every entry point calls it before a
+    // native method, whose symbol the JVM binds at its first call). A class whose initialiser
+    // threw would be unusable for good, and one that took NativeLibrary's lock could deadlock
+    // with a thread inside NativeLibrary.load(), whose version check calls a native method.
 
     private Native() {
     }
@@ -76,7 +70,7 @@ final class Native {
     static Throwable exception(int kind, String message, String s3Code, String setting) {
         switch (kind) {
             case INVALID_ARGUMENT:
-                return new IllegalArgumentException(message);
+                return setting != null ? new InvalidSettingException(message, setting) : new IllegalArgumentException(message);
             case UNSUPPORTED:
                 return new UnsupportedSettingException(message, setting);
             case NOT_FOUND:

@@ -122,8 +122,8 @@ public final class NativeLibrary {
      */
     public static synchronized void load() {
         if (loaded || loading) {
-            // loading: the version check below calls a native method, whose class initialiser
-            // comes back here on this thread; the library is bound already.
+            // loading: the version check below calls a native method on this thread; the
+            // library is bound already.
             return;
         }
         if (failure != null) {

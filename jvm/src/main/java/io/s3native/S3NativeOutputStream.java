@@ -117,16 +117,10 @@ public final class S3NativeOutputStream extends OutputStream {
     private static long open(String bucket, String key, Mode mode, Map<String, String> settings, CredentialSource credentials)
             throws IOException {
         Native.load();
-        try {
-            return Native.open(bucket, key, mode.name(), toArray(settings), handle(credentials));
-        } finally {
-            Reference.reachabilityFence(credentials);
-        }
+        String[] kv = toArray(settings);
+        return CredentialSource.with(credentials, c -> Native.open(bucket, key, mode.name(), kv, c));
     }
 
-    private static long handle(CredentialSource credentials) {
-        return credentials == null ? 0 : credentials.handle();
-    }
 
     private S3NativeOutputStream(String bucket, String key, Mode mode, long ptr) {
         this.bucket = bucket;
@@ -161,12 +155,9 @@ public final class S3NativeOutputStream extends OutputStream {
         Objects.requireNonNull(layout, "layout");
         Objects.requireNonNull(etags, "etags");
         Native.load();
-        try {
-            long ptr = Native.openMagic(bucket, magicKey, uri, layout.name(), etags.name(), toArray(settings), handle(credentials));
-            return new S3NativeOutputStream(bucket, magicKey, Mode.DEFERRED, ptr);
-        } finally {
-            Reference.reachabilityFence(credentials);
-        }
+        String[] kv = toArray(settings);
+        long ptr = CredentialSource.with(credentials, c -> Native.openMagic(bucket, magicKey, uri, layout.name(), etags.name(), kv, c));
+        return new S3NativeOutputStream(bucket, magicKey, Mode.DEFERRED, ptr);
     }
 
     public String getBucket() {
@@ -414,11 +405,12 @@ public final class S3NativeOutputStream extends OutputStream {
     /** {@link #complete(UploadResult, Map)} with credentials from {@code credentials} (null: the settings' keys). */
     public static void complete(UploadResult result, Map<String, String> settings, CredentialSource credentials) throws IOException {
         Native.load();
-        try {
-            Native.complete(UploadResult.requireJson(result), toArray(settings), handle(credentials));
-        } finally {
-            Reference.reachabilityFence(credentials);
-        }
+        String json = UploadResult.requireJson(result);
+        String[] kv = toArray(settings);
+        CredentialSource.with(credentials, c -> {
+            Native.complete(json, kv, c);
+            return null;
+        });
     }
 
     /** Abort a deferred upload from its result, in this or any other JVM; a gone upload counts as aborted. */
@@ -429,11 +421,12 @@ public final class S3NativeOutputStream extends OutputStream {
     /** {@link #abort(UploadResult, Map)} with credentials from {@code credentials} (null: the settings' keys). */
     public static void abort(UploadResult result, Map<String, String> settings, CredentialSource credentials) throws IOException {
         Native.load();
-        try {
-            Native.abortUpload(UploadResult.requireJson(result), toArray(settings), handle(credentials));
-        } finally {
-            Reference.reachabilityFence(credentials);
-        }
+        String json = UploadResult.requireJson(result);
+        String[] kv = toArray(settings);
+        CredentialSource.with(credentials, c -> {
+            Native.abortUpload(json, kv, c);
+            return null;
+        });
     }
 
     /**

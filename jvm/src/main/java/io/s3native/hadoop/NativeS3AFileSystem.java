@@ -27,6 +27,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.s3native.CredentialSource;
+import io.s3native.InvalidSettingException;
 import io.s3native.NativeLibrary;
 import io.s3native.S3NativeOutputStream;
 import io.s3native.S3NativeOutputStream.MagicLayout;
@@ -68,8 +69,8 @@ public class NativeS3AFileSystem extends S3AFileSystem {
     static final String CREATE_PERFORMANCE = "fs.s3a.create.performance";
 
     private NativeSettings settings;
-    /** This filesystem's S3A credential chain as the native writer's source; null when all writes fall back. */
-    private Credentials credentials;
+    /** This filesystem's S3A credential chain as the native writer's source; null when all writes fall back or after close. */
+    private volatile Credentials credentials;
     private boolean failOnFallback;
     private boolean downgradeSyncable;
     private boolean trackInMemory;
@@ -156,6 +157,10 @@ public class NativeS3AFileSystem extends S3AFileSystem {
     }
 
     private FSDataOutputStream createNative(Path path, boolean overwrite, boolean magic) throws IOException {
+        Credentials credentials = this.credentials;
+        if (credentials == null) {
+            throw new IOException("s3native: FileSystem is closed: " + getUri()); // S3A's word for it
+        }
         String key = pathToKey(path);
         if (magic) {
             // As S3A: no HEAD/LIST probes on a magic path.
@@ -218,9 +223,10 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         try {
             super.close();
         } finally {
-            if (credentials != null) {
-                credentials.close();
-                credentials = null;
+            Credentials c = credentials;
+            credentials = null;
+            if (c != null) {
+                c.close(); // a create still opening keeps the native source until it is done
             }
         }
     }
@@ -310,6 +316,13 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             }
         } catch (UnsupportedSettingException e) {
             settings = NativeSettings.fallback(e.getSetting() != null ? e.getSetting() : e.getMessage());
+            return;
+        } catch (InvalidSettingException e) {
+            if (e.getSetting().contains(".native.")) {
+                throw e; // s3native's own key: a typo fails here, naming it
+            }
+            // An S3A key the native writer reads more strictly than S3A: stock S3A writes (one WARN).
+            settings = NativeSettings.fallback(e.getSetting() + " (" + e.getMessage() + ")");
             return;
         }
         credentials = Credentials.share(this);

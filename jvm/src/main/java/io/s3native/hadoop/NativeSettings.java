@@ -50,7 +50,24 @@ final class NativeSettings {
             }
             m.put(key, e.getValue());
         }
+        // Encryption keys may live in a Hadoop credential store, as S3A reads them.
+        for (String key : ENCRYPTION_KEYS) {
+            char[] v = password(conf, key);
+            if (v != null && v.length > 0) {
+                m.put(key, new String(v));
+            }
+        }
         return new NativeSettings(m, null);
+    }
+
+    private static final String[] ENCRYPTION_KEYS = {"fs.s3a.encryption.key", "fs.s3a.server-side-encryption.key"};
+
+    private static char[] password(Configuration conf, String key) {
+        try {
+            return conf.getPassword(key);
+        } catch (java.io.IOException e) {
+            return null; // S3A itself reports an unreadable credential store
+        }
     }
 
     static NativeSettings fallback(String setting) {
