@@ -18,6 +18,12 @@
 #   S3NATIVE_TEST_IMDS_ENDPOINT, S3NATIVE_TEST_IMDS_ACCESS_KEY  the EC2 instance metadata emulator
 #                              and the key id it hands out, when target/tools/bin/ec2-metadata-mock
 #                              is installed (make test installs it)
+#   S3NATIVE_TEST_CONTAINER_CREDENTIALS_URI, S3NATIVE_TEST_CONTAINER_ACCESS_KEY  the container
+#                              credentials endpoint (ECS, EKS Pod Identity) and its key id
+#   S3NATIVE_TEST_TLS_ENDPOINT, _TLS_CA, _TLS_TRUSTSTORE, _TLS_TRUSTSTORE_PASSWORD, _TLS_HOSTS_FILE
+#                              the TLS front (https://127.0.0.2:443, a throw-away private CA) in
+#                              front of moto, for STS from the JVM and private-CA tests; only
+#                              when port 443 can be had (root)
 #   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION  (dummies moto accepts)
 #
 # With S3NATIVE_TEST_ENDPOINT already set (real S3, MinIO, ...), `start` leaves
@@ -60,7 +66,7 @@ cmd_install() {
 
 case "${1:-}" in
     install) cmd_install ;;
-    start) exec "$PYTHON" "$LOCAL_S3" start --state "$STATE" --kind moto --fault-proxy --honour-env --imds-if-installed ;;
+    start) exec "$PYTHON" "$LOCAL_S3" start --state "$STATE" --kind moto --fault-proxy --honour-env --imds-if-installed --tls-front ;;
     stop) exec "$PYTHON" "$LOCAL_S3" stop --state "$STATE" ;;
     *)
         echo "usage: $0 install|start|stop" >&2

@@ -13,6 +13,11 @@ Kinds (KINDS), each on a free port of 127.0.0.1, plain HTTP:
               EC2 instance metadata (IMDSv1/v2) serving role credentials IMDS_ACCESS_KEY
   container-credentials  tests/support/container_credentials.py: the ECS / EKS Pod Identity
               credentials endpoint, serving CONTAINER_ACCESS_KEY
+  tls-front   tests/support/tls_front.py (run by .venv/'s Python): TLS with a throw-away
+              private CA at https://127.0.0.2:443 (TLS_FRONT_HOST, or $S3NATIVE_TLS_FRONT_HOST;
+              port 443 needs root or a low ip_unprivileged_port_start), forwarding to
+              `upstream`; its CA, truststore and jdk.net.hosts.file in `cert_dir` (for the STS
+              and private-CA tests)
 
 As a library (spark/s3server.py, benches/harness/servers.py):
 
@@ -26,7 +31,7 @@ and optionally the fault proxy in front of it) in a directory, so that `stop` ca
 another process than `start`:
 
     local_s3.py start [--state DIR] [--kind moto|s3s-fs] [--fault-proxy] [--honour-env]
-                      [--imds-if-installed] [--data DIR --access-key KEY --secret-key KEY]
+                      [--imds-if-installed] [--tls-front] [--data DIR --access-key KEY --secret-key KEY]
     local_s3.py stop [--state DIR]
 
 `start` prints only `export NAME=VALUE` lines on stdout (see `exports`), everything else
@@ -44,6 +49,7 @@ import os
 import shlex
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -148,11 +154,18 @@ def free_port():
         return s.getsockname()[1]
 
 
-def answers(url, timeout=2):
-    """True when `url` answers an HTTP GET, whatever the status. Never goes through the
-    http_proxy of the environment."""
+def answers(url, timeout=2, cafile=None):
+    """True when `url` answers an HTTP GET, whatever the status (https: trusting `cafile`
+    alone). Never goes through the http_proxy of the environment."""
     u = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+    if u.scheme == "https":
+        try:
+            context = ssl.create_default_context(cafile=cafile)
+        except OSError:
+            return False  # not written yet
+        conn = http.client.HTTPSConnection(u.hostname, u.port, timeout=timeout, context=context)
+    else:
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
     try:
         conn.request("GET", u.path or "/")
         conn.getresponse().read()
@@ -263,8 +276,27 @@ def container_credentials_command(port):
     return argv, "/credentials", (CONTAINER_ACCESS_KEY, "container-secret-key")
 
 
+TLS_FRONT = os.path.join(ROOT, "tests", "support", "tls_front.py")
+VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
+# A loopback address of its own, so that port 443 is free for it (S3NATIVE_TLS_FRONT_HOST
+# picks another one, e.g. for a second state directory on the same machine).
+TLS_FRONT_HOST = os.environ.get("S3NATIVE_TLS_FRONT_HOST", "127.0.0.2")
+TLS_FRONT_PORT = 443           # where the AWS SDKs send STS requests (by the hosts file)
+
+
+def tls_front_command(port, upstream, cert_dir):
+    """How to run the TLS front (tests/support/tls_front.py) in front of `upstream`, its CA
+    and truststore in `cert_dir`: like `moto_command`, credentials (None, None). It listens
+    at TLS_FRONT_HOST:TLS_FRONT_PORT, not on `port`."""
+    if not os.access(VENV_PYTHON, os.X_OK):
+        raise StartError(f"no {VENV_PYTHON}: run scripts/s3-server.sh install (or make server-install)")
+    argv = [VENV_PYTHON, TLS_FRONT, "--upstream", upstream, "--dir", cert_dir,
+            "--host", TLS_FRONT_HOST, "--port", str(TLS_FRONT_PORT)]
+    return argv, "/", (None, None)
+
+
 KINDS = {"moto": moto_command, "s3s-fs": s3s_fs_command, "fault-proxy": fault_proxy_command, "imds": imds_command,
-         "container-credentials": container_credentials_command}
+         "container-credentials": container_credentials_command, "tls-front": tls_front_command}
 
 
 def start(kind, log_dir, *, detach=False, timeout=START_TIMEOUT_S, **options):
@@ -286,11 +318,13 @@ def start(kind, log_dir, *, detach=False, timeout=START_TIMEOUT_S, **options):
                                        start_new_session=detach)
         except OSError as e:
             raise StartError(f"{kind} could not be run ({argv[0]}): {e}") from e
-    server = Server(kind, options, f"http://{HOST}:{port}", process.pid, argv, log,
-                    access_key, secret_key, REGION, process)
+    url, cafile = f"http://{HOST}:{port}", None
+    if kind == "tls-front":
+        url, cafile = f"https://{TLS_FRONT_HOST}:{TLS_FRONT_PORT}", os.path.join(options["cert_dir"], "ca.pem")
+    server = Server(kind, options, url, process.pid, argv, log, access_key, secret_key, REGION, process)
     deadline = time.monotonic() + timeout
     while process.poll() is None and time.monotonic() < deadline:
-        if answers(server.url + probe):
+        if answers(server.url + probe, cafile=cafile):
             return server
         time.sleep(0.25)
     if process.poll() is None:
@@ -337,7 +371,7 @@ def ensure(state, role, kind, **options):
 
 def stop_state(state):
     """Stop the servers recorded in `state` (the proxy first) and forget them."""
-    for role in ("container", "imds", "proxy", "server"):
+    for role in ("tls", "container", "imds", "proxy", "server"):
         path = state_file(state, role)
         server = Server.load(path)
         if server is not None and server.running():
@@ -411,6 +445,20 @@ def cmd_start(a):
             return 1
         env.update(S3NATIVE_TEST_CONTAINER_CREDENTIALS_URI=creds.url + "/credentials",
                    S3NATIVE_TEST_CONTAINER_ACCESS_KEY=creds.access_key)
+    if a.tls_front and server is not None:
+        cert_dir = os.path.join(a.state, "tls")
+        try:
+            front = ensure(a.state, "tls", "tls-front", upstream=server.url, cert_dir=cert_dir)
+        except StartError as e:
+            # Optional: it needs port 443 (root); the tests that need it say they were skipped.
+            say(f"no TLS front: {e}")
+        else:
+            env.update(S3NATIVE_TEST_TLS_ENDPOINT=front.url,
+                       S3NATIVE_TEST_TLS_CA=os.path.join(cert_dir, "ca.pem"),
+                       S3NATIVE_TEST_TLS_HOSTS_FILE=os.path.join(cert_dir, "hosts"))
+            if os.path.exists(os.path.join(cert_dir, "truststore.p12")):
+                env.update(S3NATIVE_TEST_TLS_TRUSTSTORE=os.path.join(cert_dir, "truststore.p12"),
+                           S3NATIVE_TEST_TLS_TRUSTSTORE_PASSWORD="s3native-test")
     for name, value in env.items():
         print(f"export {shlex.quote(f'{name}={value}')}")
     return 0
@@ -439,6 +487,10 @@ def main(argv=None):
                         "S3NATIVE_TEST_IMDS_ACCESS_KEY, S3NATIVE_TEST_CONTAINER_CREDENTIALS_URI and "
                         "S3NATIVE_TEST_CONTAINER_ACCESS_KEY")
     p.add_argument("--fault-proxy", action="store_true", help="the fault proxy in front of the server")
+    p.add_argument("--tls-front", action="store_true",
+                   help="also the TLS front (https://127.0.0.2:443, a private CA) in front of the server "
+                        "it starts; exports S3NATIVE_TEST_TLS_ENDPOINT, _CA, _HOSTS_FILE, _TRUSTSTORE and "
+                        "_TRUSTSTORE_PASSWORD (not started, with a note, when port 443 cannot be had)")
     p.add_argument("--honour-env", action="store_true",
                    help="use S3NATIVE_TEST_ENDPOINT / S3NATIVE_TEST_FAULT_PROXY when set instead of "
                         "starting that server")
