@@ -10,7 +10,7 @@ import io.s3native.S3NativeOutputStream.PendingEtags;
 /**
  * What the Hadoop line on the classpath expects, found by reflection on hadoop-aws's own
  * classes (never from a version string): how magic paths are marked and how the
- * {@code .pending} file's etags are encoded.
+ * {@code .pending} file's etags are encoded, and which create semantics it has.
  */
 final class HadoopLine {
     static final String COMMIT_CONSTANTS = "org.apache.hadoop.fs.s3a.commit.CommitConstants";
@@ -54,6 +54,21 @@ final class HadoopLine {
             throw new IllegalStateException(SINGLE_PENDING_COMMIT + " has no bindCommitData(List)");
         } catch (ClassNotFoundException | NoSuchMethodException e) {
             throw new IllegalStateException("cannot tell the .pending form of the hadoop-aws on the classpath", e);
+        }
+    }
+
+    /**
+     * True on Hadoop 3.3.4, whose createNonRecursive checks that the parent is a directory;
+     * false where S3A creates files through its CreateFileBuilder (3.3.5+: 3.4.x, 3.5.0),
+     * whose createNonRecursive does not probe the parent (checked with javap on 3.3.4, 3.4.1
+     * and 3.5.0's S3AFileSystem).
+     */
+    static boolean createNonRecursiveProbesParent(ClassLoader loader) {
+        try {
+            Class.forName("org.apache.hadoop.fs.s3a.impl.CreateFileBuilder", false, loader);
+            return false;
+        } catch (ClassNotFoundException e) {
+            return true;
         }
     }
 

@@ -92,7 +92,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         failOnFallback = fallback.equalsIgnoreCase("fail");
         downgradeSyncable = conf.getBoolean(DOWNGRADE_SYNCABLE, true); // S3A's default
         trackInMemory = conf.getBoolean(TRACK_IN_MEMORY, false);
-        createPerformance = hasConstant("FS_S3A_CREATE_PERFORMANCE") && conf.getBoolean(CREATE_PERFORMANCE, false);
+        createPerformance = Reflect.createPerformance(this, conf);
         ClassLoader loader = S3AFileSystem.class.getClassLoader();
         layout = HadoopLine.magicLayout(loader);
         etags = HadoopLine.pendingEtags(loader);
@@ -114,7 +114,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         String reason = fallbackReason(magic);
         if (reason == null) {
             try {
-                FSDataOutputStream out = createNative(path, overwrite, magic);
+                FSDataOutputStream out = createNative(path, overwrite, magic, Statistic.INVOCATION_CREATE);
                 nativeCreates.incrementAndGet();
                 return out;
             } catch (UnsupportedSettingException e) {
@@ -125,24 +125,49 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         return super.create(f, permission, overwrite, bufferSize, replication, blockSize, progress);
     }
 
+    /**
+     * Hadoop 3.3.4 checks that the parent is a directory (a HEAD, then a LIST); from the
+     * line where S3A creates files through its CreateFileBuilder (3.3.5+: 3.4.x, 3.5.0) the
+     * parent is not probed, only the path itself, as in {@code create}.
+     */
     @Override
     public FSDataOutputStream createNonRecursive(Path f, FsPermission permission, EnumSet<CreateFlag> flags,
             int bufferSize, short replication, long blockSize, Progressable progress) throws IOException {
         Path path = makeQualified(f);
-        String reason = fallbackReason(isMagicCommitPath(path));
-        if (reason != null) {
-            fallingBack(reason, path);
-            return super.createNonRecursive(f, permission, flags, bufferSize, replication, blockSize, progress);
-        }
-        Path parent = path.getParent();
-        if (parent != null && !parent.isRoot()) {
-            // S3A's rule: the parent must exist and be a directory.
-            FileStatus status = getFileStatus(parent);
-            if (!status.isDirectory()) {
-                throw new FileAlreadyExistsException("Not a directory: " + parent);
+        boolean magic = isMagicCommitPath(path);
+        String reason = fallbackReason(magic);
+        if (reason == null) {
+            try {
+                FSDataOutputStream out = createNative(path, flags.contains(CreateFlag.OVERWRITE), magic,
+                        Statistic.INVOCATION_CREATE_NON_RECURSIVE);
+                nativeCreates.incrementAndGet();
+                return out;
+            } catch (UnsupportedSettingException e) {
+                reason = e.getSetting() != null ? e.getSetting() : e.getMessage();
             }
         }
-        return create(path, permission, flags.contains(CreateFlag.OVERWRITE), bufferSize, replication, blockSize, progress);
+        fallingBack(reason, path);
+        return super.createNonRecursive(f, permission, flags, bufferSize, replication, blockSize, progress);
+    }
+
+    /**
+     * Hadoop 3.3.4's createNonRecursive rule, with its probes: the parent must exist (as a
+     * directory: a LIST, else as an object: a HEAD) and be a directory.
+     */
+    private void checkParentIsDirectory(Path path) throws IOException {
+        Path parent = path.getParent();
+        if (parent == null || parent.isRoot()) {
+            return;
+        }
+        FileStatus status;
+        try {
+            status = Reflect.innerGetFileStatus(this, parent, "DIRECTORIES");
+        } catch (FileNotFoundException e) {
+            status = Reflect.innerGetFileStatus(this, parent, "HEAD_ONLY");
+        }
+        if (!status.isDirectory()) {
+            throw new FileAlreadyExistsException("Not a directory: " + parent);
+        }
     }
 
     /** The setting that sends a file (a magic one or not) to stock S3A before the native writer is asked, or null. */
@@ -156,38 +181,61 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         return magic && trackInMemory ? TRACK_IN_MEMORY : null;
     }
 
-    private FSDataOutputStream createNative(Path path, boolean overwrite, boolean magic) throws IOException {
+    /**
+     * A native stream for {@code path}, as S3A's create does it: one audit span for the call
+     * ({@code invocation}'s counter, S3A's {@code entryPoint}), in which the probes run and
+     * which the stream's close re-activates for the parent-marker delete; the
+     * {@code files_created} and {@code committer_magic_files_created} counters at create.
+     */
+    private FSDataOutputStream createNative(Path path, boolean overwrite, boolean magic, Statistic invocation)
+            throws IOException {
         Credentials credentials = this.credentials;
         if (credentials == null) {
             throw new IOException("s3native: FileSystem is closed: " + getUri()); // S3A's word for it
         }
         String key = pathToKey(path);
+        S3NativeOutputStream out;
+        AuditSpan span = entryPoint(invocation, path);
+        try {
+            if (invocation == Statistic.INVOCATION_CREATE_NON_RECURSIVE
+                    && HadoopLine.createNonRecursiveProbesParent(S3AFileSystem.class.getClassLoader())) {
+                checkParentIsDirectory(path);
+            }
+            if (magic) {
+                // As S3A: no HEAD/LIST probes on a magic path.
+                out = S3NativeOutputStream.openMagic(getBucket(), key, path.toUri().toString(), layout, etags,
+                        settings.map, credentials.source);
+            } else {
+                // Opening sends no request, so an unsupported setting is found before any probe.
+                out = new S3NativeOutputStream(getBucket(), key, S3NativeOutputStream.Mode.PUBLISH, settings.map,
+                        credentials.source);
+                try {
+                    if (!createPerformance) {
+                        probe(path, overwrite);
+                    }
+                } catch (IOException | RuntimeException e) {
+                    out.abort();
+                    throw e;
+                }
+            }
+        } finally {
+            span.deactivate();
+        }
+        incrementStatistic(Statistic.FILES_CREATED);
         if (magic) {
-            // As S3A: no HEAD/LIST probes on a magic path.
-            S3NativeOutputStream out = S3NativeOutputStream.openMagic(getBucket(), key, path.toUri().toString(), layout, etags,
-                    settings.map, credentials.source);
+            incrementStatistic(Statistic.COMMITTER_MAGIC_FILES_CREATED);
             return new FSDataOutputStream(new NativeS3AOutputStream(out, true, downgradeSyncable, null, nativeStatistics),
                     statistics);
         }
-        // Opening sends no request, so an unsupported setting is found before any probe.
-        S3NativeOutputStream out = new S3NativeOutputStream(getBucket(), key, S3NativeOutputStream.Mode.PUBLISH, settings.map,
-                credentials.source);
-        try {
-            if (!createPerformance) {
-                probe(path, overwrite);
-            }
-        } catch (IOException | RuntimeException e) {
-            out.abort();
-            throw e;
-        }
-        return new FSDataOutputStream(new NativeS3AOutputStream(out, false, downgradeSyncable, () -> finishedWrite(path),
+        NativeS3AOutputStream.AfterClose afterClose = createPerformance ? null : () -> finishedWrite(path, span);
+        return new FSDataOutputStream(new NativeS3AOutputStream(out, false, downgradeSyncable, afterClose,
                 nativeStatistics), statistics);
     }
 
-    /** S3A's create checks: a directory at the path, or a file when overwrite is false, fails. */
+    /** S3A's create checks (in the create's span): a directory at the path, or a file when overwrite is false, fails. */
     private void probe(Path path, boolean overwrite) throws IOException {
         FileStatus status;
-        try (AuditSpan span = entryPoint(Statistic.INVOCATION_CREATE, path)) {
+        try {
             status = Reflect.innerGetFileStatus(this, path, overwrite);
         } catch (FileNotFoundException e) {
             return;
@@ -200,9 +248,18 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         }
     }
 
-    /** After a successful plain write: parent directory markers as S3A's marker policy says. */
-    private void finishedWrite(Path path) throws IOException {
-        Reflect.deleteParentMarkersIfPolicySays(this, path);
+    /**
+     * After a successful plain write, in the create's audit span (as S3A's stream does it):
+     * parent directory markers as S3A's marker policy says. Not called in create-performance
+     * mode, where S3A keeps them.
+     */
+    private void finishedWrite(Path path, AuditSpan span) throws IOException {
+        span.activate();
+        try {
+            Reflect.deleteParentMarkersIfPolicySays(this, path);
+        } finally {
+            span.deactivate();
+        }
     }
 
     private void fallingBack(String setting, Path path) throws IOException {
@@ -384,11 +441,39 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         private Reflect() {
         }
 
-        static FileStatus innerGetFileStatus(S3AFileSystem fs, Path path, boolean overwrite) throws IOException {
+        /**
+         * S3A's create-performance mode (no probes, parent markers kept): on Hadoop 3.4+ the
+         * {@code create} flag of {@code fs.s3a.performance.flags} ({@code create}, {@code *})
+         * or {@code fs.s3a.create.performance}, as S3A's {@code getPerformanceFlags()} says;
+         * {@code fs.s3a.create.performance} where the line has it but no flags (3.3.5+); never
+         * on 3.3.4.
+         */
+        static boolean createPerformance(S3AFileSystem fs, Configuration conf) {
             try {
-                Class<?> probes = Class.forName("org.apache.hadoop.fs.s3a.impl.StatusProbeEnum", false,
+                Object flags = S3AFileSystem.class.getMethod("getPerformanceFlags").invoke(fs);
+                @SuppressWarnings({"unchecked", "rawtypes"})
+                Enum<?> create = Enum.valueOf((Class) Class.forName("org.apache.hadoop.fs.s3a.api.PerformanceFlagEnum",
+                        false, S3AFileSystem.class.getClassLoader()), "Create");
+                boolean enabled = (Boolean) flags.getClass().getMethod("enabled", Enum.class).invoke(flags, create);
+                return enabled || conf.getBoolean(CREATE_PERFORMANCE, false);
+            } catch (NoSuchMethodException | ClassNotFoundException e) {
+                return hasConstant("FS_S3A_CREATE_PERFORMANCE") && conf.getBoolean(CREATE_PERFORMANCE, false);
+            } catch (InvocationTargetException | IllegalAccessException e) {
+                throw new IllegalStateException("s3native: cannot read S3A's performance flags", e);
+            }
+        }
+
+        /** S3A's create probe: directories only when overwriting, else file and directory. */
+        static FileStatus innerGetFileStatus(S3AFileSystem fs, Path path, boolean overwrite) throws IOException {
+            return innerGetFileStatus(fs, path, overwrite ? "DIRECTORIES" : "ALL");
+        }
+
+        /** S3A's getFileStatus with the probes of {@code StatusProbeEnum.<probes>} (ALL, DIRECTORIES, HEAD_ONLY). */
+        static FileStatus innerGetFileStatus(S3AFileSystem fs, Path path, String probes) throws IOException {
+            try {
+                Class<?> probeEnum = Class.forName("org.apache.hadoop.fs.s3a.impl.StatusProbeEnum", false,
                         S3AFileSystem.class.getClassLoader());
-                Object set = probes.getField(overwrite ? "DIRECTORIES" : "ALL").get(null);
+                Object set = probeEnum.getField(probes).get(null);
                 Method m = S3AFileSystem.class.getDeclaredMethod("innerGetFileStatus", Path.class, boolean.class, Set.class);
                 m.setAccessible(true);
                 return (FileStatus) m.invoke(fs, path, false, set);

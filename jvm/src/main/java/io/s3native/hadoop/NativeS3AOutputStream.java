@@ -249,8 +249,10 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
     /**
      * The filesystem's side: each closed or aborted stream's statistics are aggregated into
      * S3AInstrumentation's store (which keeps only the names it has), with the filesystem-level
-     * counters S3A counts for the same requests ({@code files_created}, {@code object_put_bytes},
-     * {@code object_put_request_completed}, {@code store_io_request}, the committer's); the
+     * counters S3A counts for the same requests ({@code object_put_bytes},
+     * {@code object_put_request_completed}, {@code store_io_request}, {@code committer_bytes_uploaded};
+     * {@code files_created} and {@code committer_magic_files_created} are counted at create, as
+     * S3A does); the
      * native names, which that store does not have, are kept here and shown by
      * {@link #view(IOStatistics)} next to S3A's.
      */
@@ -270,12 +272,10 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
                 long bytes = stream.counters().getOrDefault("stream_write_bytes", 0L);
                 long puts = stream.counters().getOrDefault("object_put_request", 0L);
                 long parts = stream.counters().getOrDefault("multipart_upload_part_put", 0L);
-                c.put("files_created", 1L);
                 c.put("object_put_bytes", bytes);
                 c.put("object_put_request_completed", puts + parts);
                 c.put("store_io_request", stream.counters().getOrDefault("s3native.requests", 0L));
                 if (magic) {
-                    c.put("committer_magic_files_created", 1L);
                     c.put("committer_bytes_uploaded", bytes);
                 }
                 ((IOStatisticsAggregator) s3a).aggregate(fs); // unknown names are ignored by S3A's store

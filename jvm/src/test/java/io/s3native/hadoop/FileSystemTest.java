@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.net.URI;
 import java.util.List;
 
@@ -65,9 +66,23 @@ class FileSystemTest {
         fs.mkdirs(path("sem/dir/sub"));
         assertThrows(FileAlreadyExistsException.class, () -> fs.create(path("sem/dir"), true));
         assertEquals(List.of(), HadoopS3.uploads(bucket, "sem/"), "no upload left by a refused create");
-        // createNonRecursive: the parent must be a directory.
-        assertThrows(FileAlreadyExistsException.class,
-                () -> fs.createNonRecursive(path("sem/file/child"), true, 4096, (short) 1, 1L << 26, null));
+        // createNonRecursive under a file: what stock S3A does on this line (3.3.4 checks that the
+        // parent is a directory and raises FileAlreadyExistsException; 3.4+ does not probe the parent).
+        String stock = createNonRecursiveOutcome(HadoopS3.fs(bucket, HadoopS3.conf(false)), f);
+        assertEquals(HadoopLine.createNonRecursiveProbesParent(getClass().getClassLoader())
+                ? FileAlreadyExistsException.class.getName() : "created", stock, "stock S3A on this line");
+        assertEquals(stock, createNonRecursiveOutcome(fs, f));
+    }
+
+    /** The class of what createNonRecursive of a child of {@code file} raises, or "created". */
+    private static String createNonRecursiveOutcome(FileSystem fs, Path file) {
+        try {
+            fs.createNonRecursive(new Path(file, "child-" + System.nanoTime()), true, 4096, (short) 1, 1L << 26, null)
+                    .close();
+            return "created";
+        } catch (IOException e) {
+            return e.getClass().getName();
+        }
     }
 
     @Test

@@ -1,12 +1,18 @@
 package io.s3native.hadoop;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import java.io.IOException;
+import java.util.EnumSet;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -42,15 +48,35 @@ class RequestCostTest {
         }
     }
 
+    /** How a test opens its file. */
+    private interface Creator {
+        FSDataOutputStream create(FileSystem fs, Path path) throws IOException;
+    }
+
     /** Write {@code key} of {@code size} bytes in a bucket of its own and split the requests at create/close. */
     private static Cost write(boolean nativeFs, String key, int size, boolean overwrite) throws Exception {
+        return write(nativeFs, key, size, Map.of(), (fs, path) -> fs.create(path, overwrite));
+    }
+
+    /**
+     * Like {@link #write(boolean, String, int, boolean)}, with {@code settings} on top of the
+     * tests' configuration and the file opened by {@code creator}; the parent directory of
+     * {@code key} is made (mkdirs, a marker object) before the count starts.
+     */
+    private static Cost write(boolean nativeFs, String key, int size, Map<String, String> settings, Creator creator)
+            throws Exception {
         String bucket = HadoopS3.newBucket("cost-" + (nativeFs ? "n" : "s"));
-        FileSystem fs = HadoopS3.fs(bucket, HadoopS3.conf(nativeFs));
+        Configuration conf = HadoopS3.conf(nativeFs);
+        settings.forEach(conf::set);
+        FileSystem fs = HadoopS3.fs(bucket, conf);
         String marker = "/" + bucket; // path-style: every request on the bucket, bulk deletes included
         Path path = new Path("s3a://" + bucket + "/" + key);
         try {
+            if (!settings.isEmpty()) {
+                fs.mkdirs(path.getParent());
+            }
             int before = settled(marker).size();
-            FSDataOutputStream out = fs.create(path, overwrite);
+            FSDataOutputStream out = creator.create(fs, path);
             assertEquals(nativeFs, out.getWrappedStream() instanceof NativeS3AOutputStream, "route of " + path);
             List<String> afterCreate = settled(marker);
             out.write(HadoopS3.data(size, 7));
@@ -193,6 +219,103 @@ class RequestCostTest {
             assertEquals(stock.close, ours.close, "close, overwrite=" + overwrite);
             assertEquals(line33() ? List.of("PutObject", "DeleteObjects") : List.of("PutObject"), ours.close,
                     "a small file is one PUT: " + ours);
+        }
+    }
+
+    /** Hadoop's tests reject any request outside an audit span (hadoop-aws's test core-site.xml). */
+    private static final Map<String, String> REJECT_OUT_OF_SPAN = Map.of("fs.s3a.audit.reject.out.of.span.operations", "true");
+
+    private static Map<String, String> with(Map<String, String> a, String key, String value) {
+        Map<String, String> m = new TreeMap<>(a);
+        m.put(key, value);
+        return m;
+    }
+
+    /** Hadoop 3.4+: S3A has performance flags ({@code fs.s3a.performance.flags}). */
+    private static boolean hasPerformanceFlags() {
+        try {
+            org.apache.hadoop.fs.s3a.S3AFileSystem.class.getMethod("getPerformanceFlags");
+            return true;
+        } catch (NoSuchMethodException e) {
+            return false;
+        }
+    }
+
+    private static void assertSameCost(String what, Cost stock, Cost ours) {
+        System.out.println(what + " stock: " + stock + "\n" + what + " ours:  " + ours);
+        assertEquals(stock.create, ours.create, what + ", create");
+        assertEquals(stock.close, ours.close, what + ", close");
+    }
+
+    /**
+     * {@code fs.s3a.performance.flags} with {@code create} (or {@code *}), Hadoop 3.4+: no
+     * probe at create and the parent markers kept, so create sends nothing and close one
+     * PUT, as stock S3A, with every request inside an audit span.
+     */
+    @Test
+    void createPerformanceFlagsSkipTheProbesAsS3ADoes() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(hasPerformanceFlags(), "this Hadoop line has no fs.s3a.performance.flags");
+        for (String flags : new String[] {"create", "*", "mkdir, create"}) {
+            Map<String, String> settings = with(REJECT_OUT_OF_SPAN, "fs.s3a.performance.flags", flags);
+            for (boolean overwrite : new boolean[] {true, false}) {
+                Creator creator = (fs, path) -> fs.create(path, overwrite);
+                Cost stock = write(false, "perf/dir/file.csv", 1000, settings, creator);
+                Cost ours = write(true, "perf/dir/file.csv", 1000, settings, creator);
+                assertSameCost("flags=" + flags + " overwrite=" + overwrite, stock, ours);
+                assertEquals(List.of(), ours.create, "no probe in create-performance mode");
+                assertEquals(List.of("PutObject"), ours.close, "one PUT, the markers kept");
+            }
+        }
+    }
+
+    /**
+     * The parent-marker delete after close (marker policy {@code delete}, Hadoop 3.3 and 3.4;
+     * 3.5 always keeps markers) runs inside the create's audit span, as stock S3A's stream
+     * does it, so it works where out-of-span requests are rejected.
+     */
+    @Test
+    void parentMarkersAreDeletedInsideTheAuditSpan() throws Exception {
+        Map<String, String> settings = with(REJECT_OUT_OF_SPAN, "fs.s3a.directory.marker.retention", "delete");
+        Creator creator = (fs, path) -> fs.create(path, true);
+        Cost stock = write(false, "spans/dir/file.csv", 1000, settings, creator);
+        Cost ours = write(true, "spans/dir/file.csv", 1000, settings, creator);
+        assertSameCost("marker delete", stock, ours);
+    }
+
+    /**
+     * createNonRecursive costs what stock S3A's does on each line: 3.3.4 checks the parent
+     * (LIST, then the file probe), 3.4.x and 3.5.0 probe only the path.
+     */
+    @Test
+    void createNonRecursiveCostsWhatS3ACosts() throws Exception {
+        for (boolean overwrite : new boolean[] {true, false}) {
+            EnumSet<CreateFlag> flags = overwrite ? EnumSet.of(CreateFlag.CREATE, CreateFlag.OVERWRITE) : EnumSet.of(CreateFlag.CREATE);
+            Creator creator = (fs, path) -> fs.createNonRecursive(path, null, flags, 4096, (short) 1, 32 << 20, null);
+            Cost stock = write(false, "nonrec/dir/file.csv", 1000, REJECT_OUT_OF_SPAN, creator);
+            Cost ours = write(true, "nonrec/dir/file.csv", 1000, REJECT_OUT_OF_SPAN, creator);
+            assertSameCost("createNonRecursive overwrite=" + overwrite, stock, ours);
+        }
+    }
+
+    /**
+     * {@code committer_magic_files_created} and {@code files_created} count at create, as in
+     * S3A (ITestCommitOperationCost.testCostOfCreatingMagicFile reads them before close).
+     */
+    @Test
+    void magicFileCountersCountAtCreate() throws Exception {
+        for (boolean nativeFs : new boolean[] {false, true}) {
+            String bucket = HadoopS3.newBucket("magic-counters");
+            try (FileSystem fs = HadoopS3.fs(bucket, HadoopS3.conf(nativeFs))) {
+                FSDataOutputStream out = fs.create(new Path("s3a://" + bucket + "/" + magicKey()), true);
+                Map<String, Long> counters = ((org.apache.hadoop.fs.statistics.IOStatisticsSource) fs).getIOStatistics().counters();
+                assertEquals(1L, counters.get("committer_magic_files_created"), "native=" + nativeFs + ": " + counters);
+                assertEquals(1L, counters.get("files_created"), "native=" + nativeFs);
+                out.write(1);
+                out.close();
+                counters = ((org.apache.hadoop.fs.statistics.IOStatisticsSource) fs).getIOStatistics().counters();
+                assertEquals(1L, counters.get("committer_magic_files_created"), "after close, native=" + nativeFs);
+                assertTrue(counters.get("committer_bytes_uploaded") >= 1L, "native=" + nativeFs + ": " + counters);
+            }
         }
     }
 }
