@@ -40,12 +40,14 @@ import io.s3native.UnsupportedSettingException;
  * <p>The 7-argument {@code create} and {@code createNonRecursive} write through the native
  * writer when the file's settings allow it; everything else is stock S3A. Magic-committer
  * paths (as the Hadoop line on the classpath recognises them) get S3A's magic protocol: the
- * upload on the final key, never completed, then the marker and {@code .pending}.
+ * upload on the final key, never completed, then the marker and {@code .pending}; with S3A's
+ * in-memory magic tracker (3.4+) the upload is handed to that tracker instead
+ * ({@link InMemoryTracker}).
  *
  * <p>Stock S3A takes the file, with one WARN line per filesystem and reason naming the
  * setting and the bucket, when {@code fs.s3a.native.enabled=false}, client-side encryption is
- * on, the credential provider chain holds the anonymous provider, the magic committer tracks
- * commits in memory (magic files only), the native library cannot load (the reason is the
+ * on, the credential provider chain holds the anonymous provider, the native library cannot
+ * load (the reason is the
  * load error's message), or the native writer reports a setting it cannot honour (canned
  * ACL, ...). {@code fs.s3a.native.fallback=fail} raises {@link UnsupportedSettingException}
  * instead, at create (initialize never fails for it, so reads and listings keep working). A
@@ -91,7 +93,8 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         }
         failOnFallback = fallback.equalsIgnoreCase("fail");
         downgradeSyncable = conf.getBoolean(DOWNGRADE_SYNCABLE, true); // S3A's default
-        trackInMemory = conf.getBoolean(TRACK_IN_MEMORY, false);
+        // The key is read where the line has the tracker (3.4+), as S3A does; 3.3 has no such key.
+        trackInMemory = conf.getBoolean(TRACK_IN_MEMORY, false) && InMemoryTracker.available(S3AFileSystem.class.getClassLoader());
         createPerformance = Reflect.createPerformance(this, conf);
         ClassLoader loader = S3AFileSystem.class.getClassLoader();
         layout = HadoopLine.magicLayout(loader);
@@ -178,7 +181,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         if (libraryFailure != null) {
             return libraryFailure;
         }
-        return magic && trackInMemory ? TRACK_IN_MEMORY : null;
+        return null;
     }
 
     /**
@@ -200,6 +203,9 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             if (invocation == Statistic.INVOCATION_CREATE_NON_RECURSIVE
                     && HadoopLine.createNonRecursiveProbesParent(S3AFileSystem.class.getClassLoader())) {
                 checkParentIsDirectory(path);
+            }
+            if (magic && trackInMemory) {
+                return createInMemoryMagic(path, key, credentials, span);
             }
             if (magic) {
                 // As S3A: no HEAD/LIST probes on a magic path.
@@ -230,6 +236,37 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         NativeS3AOutputStream.AfterClose afterClose = createPerformance ? null : () -> finishedWrite(path, span);
         return new FSDataOutputStream(new NativeS3AOutputStream(out, false, downgradeSyncable, afterClose,
                 nativeStatistics), statistics);
+    }
+
+    /**
+     * A magic file with S3A's in-memory tracker (see {@link InMemoryTracker}): a deferred
+     * native upload to the final key, handed to the tracker at close (in the create's span).
+     * The tracker counts {@code committer_magic_files_created} itself.
+     */
+    private FSDataOutputStream createInMemoryMagic(Path path, String key, Credentials credentials, AuditSpan span)
+            throws IOException {
+        InMemoryTracker tracker = InMemoryTracker.create(this, path, key);
+        S3NativeOutputStream out = new S3NativeOutputStream(getBucket(), tracker.destKey(),
+                S3NativeOutputStream.Mode.DEFERRED, settings.map, credentials.source);
+        incrementStatistic(Statistic.FILES_CREATED);
+        NativeS3AOutputStream[] stream = new NativeS3AOutputStream[1];
+        NativeS3AOutputStream.AfterClose handOver = () -> {
+            span.activate();
+            try {
+                tracker.aboutToComplete(out.getResult(), stream[0].getIOStatistics());
+            } catch (IOException | RuntimeException e) {
+                try {
+                    S3NativeOutputStream.abort(out.getResult(), settings.map, credentials.source);
+                } catch (IOException abortFailure) {
+                    e.addSuppressed(abortFailure);
+                }
+                throw e;
+            } finally {
+                span.deactivate();
+            }
+        };
+        stream[0] = new NativeS3AOutputStream(out, true, downgradeSyncable, handOver, nativeStatistics);
+        return new FSDataOutputStream(stream[0], statistics);
     }
 
     /** S3A's create checks (in the create's span): a directory at the path, or a file when overwrite is false, fails. */

@@ -229,38 +229,31 @@ class FileSystemTest {
         HadoopS3.closeAll(fs, chained);
     }
 
-    /** 3.4.1+: the in-memory magic tracker writes no marker nor .pending, so magic files go stock; plain files stay native. */
+    /**
+     * 3.4.1+: with S3A's in-memory magic tracker a magic file is still written natively (no
+     * marker, no .pending: the pending commit is kept in S3A's tracker, as stock S3A does),
+     * with fallback=fail. The committer life cycle over it is MagicCommitterTest's.
+     */
     @Test
-    void inMemoryMagicTrackerTakesTheStockRoute() throws Exception {
-        boolean hasTracker;
-        try {
-            Class.forName(HadoopLine.COMMIT_CONSTANTS).getField("FS_S3A_COMMITTER_MAGIC_TRACK_COMMITS_IN_MEMORY_ENABLED");
-            hasTracker = true;
-        } catch (NoSuchFieldException e) {
-            hasTracker = false;
-        }
-        org.junit.jupiter.api.Assumptions.assumeTrue(hasTracker, "this Hadoop line has no in-memory magic tracker");
+    void inMemoryMagicTrackerWritesNatively() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(InMemoryTracker.available(getClass().getClassLoader()),
+                "this Hadoop line has no in-memory magic tracker");
         Configuration conf = HadoopS3.conf(true);
         conf.setBoolean("fs.s3a.committer.magic.track.commits.in.memory.enabled", true);
+        conf.set("fs.s3a.native.fallback", "fail");
         NativeS3AFileSystem fs = (NativeS3AFileSystem) HadoopS3.fs(bucket, conf);
         Path magic = path("tracker/" + RequestCostTest.magicKey());
         try (FSDataOutputStream out = fs.create(magic)) {
-            assertFalse(out.getWrappedStream() instanceof NativeS3AOutputStream, "magic file with the in-memory tracker");
-            assertTrue(out.hasCapability("fs.s3a.capability.magic.output.stream"), "stock S3A's magic stream");
+            assertTrue(out.getWrappedStream() instanceof NativeS3AOutputStream, "magic file with the in-memory tracker");
+            assertTrue(out.hasCapability("fs.s3a.capability.magic.output.stream"), "a magic stream");
             out.write(1);
         }
-        assertEquals(1, fs.getStockCreateCount());
-        assertEquals(List.of(), HadoopS3.keys(bucket, "tracker/").stream().filter(k -> k.endsWith(".pending")).toList(),
-                "the in-memory tracker writes no .pending");
-        try (FSDataOutputStream out = fs.create(path("tracker/plain"))) {
-            assertTrue(out.getWrappedStream() instanceof NativeS3AOutputStream, "plain files stay native");
-        }
         assertEquals(1, fs.getNativeCreateCount());
-        Configuration fail = new Configuration(conf);
-        fail.set("fs.s3a.native.fallback", "fail");
-        FileSystem strict = HadoopS3.fs(bucket, fail);
-        UnsupportedSettingException e = assertThrows(UnsupportedSettingException.class, () -> strict.create(magic));
-        assertTrue(e.getSetting().contains("track.commits.in.memory"), e.getSetting());
+        assertEquals(0, fs.getStockCreateCount());
+        assertEquals(List.of(), HadoopS3.keys(bucket, "tracker/").stream().filter(k -> !k.endsWith("/")).toList(),
+                "the in-memory tracker writes no marker and no .pending");
+        assertEquals(1, HadoopS3.uploads(bucket, "tracker/").size(), "the upload waits for task and job commit");
+        fs.close();
     }
 
     @Test

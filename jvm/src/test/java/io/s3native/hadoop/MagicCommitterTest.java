@@ -145,4 +145,52 @@ class MagicCommitterTest {
         left.removeIf(k -> k.endsWith("/")); // directory markers
         assertEquals(List.of(), left, "objects left");
     }
+
+    /**
+     * S3A's in-memory magic tracker (3.4+): files written natively, their pending commits
+     * kept in S3A's tracker (no marker, no .pending), found by Hadoop's own task commit and
+     * completed by its job commit.
+     */
+    @Test
+    void jobLifeCycleWithTheInMemoryTracker() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(InMemoryTracker.available(getClass().getClassLoader()),
+                "this Hadoop line has no in-memory magic tracker");
+        Configuration tracked = new Configuration(conf);
+        tracked.setBoolean("fs.s3a.committer.magic.track.commits.in.memory.enabled", true);
+        tracked.set("fs.s3a.native.fallback", "fail");
+        org.apache.hadoop.fs.FileSystem memFs = HadoopS3.fs(bucket, tracked);
+        Path dest = new Path("s3a://" + bucket + "/memory/table");
+        JobID jobId = JobID.forName("job_202405310001_0009");
+        JobContext job = new JobContextImpl(tracked, jobId);
+        TaskAttemptContext t0 = new TaskAttemptContextImpl(tracked,
+                new TaskAttemptID(jobId.getJtIdentifier(), jobId.getId(), TaskType.MAP, 0, 0));
+        MagicS3GuardCommitter jobCommitter = new MagicS3GuardCommitter(dest, t0);
+        jobCommitter.setupJob(job);
+        MagicS3GuardCommitter c0 = new MagicS3GuardCommitter(dest, t0);
+        c0.setupTask(t0);
+        Map<String, byte[]> expected = new LinkedHashMap<>();
+        expected.put("memory/table/part-00000-empty", new byte[0]);
+        expected.put("memory/table/part-00000-big", HadoopS3.data(11 * 1024 * 1024 + 5, 4)); // 3 parts
+        expected.put("memory/table/year=2024/part-00000.csv", "row\n".getBytes(StandardCharsets.UTF_8));
+        for (Map.Entry<String, byte[]> e : expected.entrySet()) {
+            Path file = new Path(c0.getWorkPath(), e.getKey().substring("memory/table/".length()));
+            try (FSDataOutputStream out = memFs.create(file, true)) {
+                assertTrue(out.hasCapability("fs.s3a.capability.magic.output.stream"), "magic stream for " + file);
+                out.write(e.getValue());
+            }
+        }
+        if (!STOCK) {
+            assertEquals(3, ((NativeS3AFileSystem) memFs).getNativeCreateCount(), "every task file went native");
+        }
+        assertTrue(HadoopS3.keys(bucket, "memory/").stream().noneMatch(k -> k.endsWith(".pending")),
+                "no .pending with the in-memory tracker");
+        c0.commitTask(t0);
+        assertTrue(HadoopS3.keys(bucket, "memory/table/part").isEmpty(), "nothing visible before job commit");
+        jobCommitter.commitJob(job);
+        for (Map.Entry<String, byte[]> e : expected.entrySet()) {
+            assertArrayEquals(e.getValue(), HadoopS3.read(memFs, new Path("s3a://" + bucket + "/" + e.getKey())), e.getKey());
+        }
+        assertEquals(List.of(), HadoopS3.uploads(bucket, "memory/"), "uploads left");
+        memFs.close();
+    }
 }
