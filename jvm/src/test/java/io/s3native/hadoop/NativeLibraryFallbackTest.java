@@ -88,6 +88,26 @@ class NativeLibraryFallbackTest {
         assertTrue(warns.get(0).contains("mounted noexec, set -Djava.io.tmpdir or -D" + NativeLibrary.PATH_PROPERTY), warns.get(0));
     }
 
+    /**
+     * A security manager that forbids native code (a site policy without loadLibrary): the
+     * load fails with a SecurityException, not an Error, and the filesystem falls back with
+     * the WARN naming the policy's answer; stock S3A still writes every file.
+     */
+    @Test
+    void aSecurityManagerThatForbidsNativeCodeFallsBack() throws Exception {
+        String bucket = HadoopS3.newBucket("secmgr");
+        String out = HadoopChild.run(List.of("-Djava.security.manager=" + NoNativeCodeSecurityManager.class.getName()),
+                "fs", bucket);
+        assertEquals(4, lines(out, "RESULT create ").stream().filter(l -> l.endsWith(" stock")).count(), out);
+        List<String> warns = lines(out, "s3native: writing through stock S3A because of");
+        assertEquals(2, warns.size(), "one WARN per filesystem instance: " + out);
+        for (String w : warns) {
+            assertTrue(w.contains(" WARN ") && w.contains(NoNativeCodeSecurityManager.MESSAGE), w);
+            assertTrue(w.contains("(bucket " + bucket + ")"), w);
+        }
+        assertEquals(4, HadoopS3.keys(bucket, "fs/").size(), "the stock route wrote the files");
+    }
+
     @Test
     void fallbackFailRefusesAtCreateNamingTheLoadError() throws Exception {
         String bucket = HadoopS3.newBucket("nolib-fail");
