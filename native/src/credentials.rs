@@ -21,6 +21,7 @@
 //!   keys must be used within that second;
 //! - S3's `ExpiredToken` or `InvalidToken` answer drops the cache once (see `s3`), and the
 //!   request is sent again with fresh credentials.
+//!
 //! Concurrent requests that find the cache due wait for one fetch. The source is called on a
 //! blocking thread of the runtime, holding only this cache's own lock; a fetch that gives no
 //! answer within [`FETCH_TIMEOUT`] fails the request. A source's failure fails the request
@@ -183,11 +184,16 @@ impl DefaultChain {
     /// The chain as the environment configures it now; `metadata_endpoint` (the setting
     /// `fs.s3a.native.metadata.endpoint`) wins over `AWS_METADATA_ENDPOINT`.
     pub fn from_env(metadata_endpoint: Option<&str>) -> Self {
+        Self::from_vars(metadata_endpoint, |name| std::env::var(name).ok())
+    }
+
+    /// The chain from the variables `var` gives (blank counts as unset).
+    fn from_vars(metadata_endpoint: Option<&str>, var: impl Fn(&str) -> Option<String>) -> Self {
         let mut values = Vec::new();
         for name in CHAIN_VARIABLES {
             let value = match (name, metadata_endpoint) {
                 ("AWS_METADATA_ENDPOINT", Some(e)) => Some(e.to_string()),
-                _ => std::env::var(name).ok().filter(|v| !v.trim().is_empty()),
+                _ => var(name).filter(|v| !v.trim().is_empty()),
             };
             if let Some(v) = value {
                 let key = name.to_ascii_lowercase().parse().expect("object_store knows the chain's keys");
@@ -292,6 +298,31 @@ mod tests {
         assert_eq!(refresh_at(now, wall, Some(wall + four_min)), now + four_min / 2);
         assert_eq!(refresh_at(now, wall, Some(wall - hour)), now, "expired: due at once");
         assert_eq!(refresh_at(now, wall, None), now + NO_EXPIRY_REUSE);
+    }
+
+    #[test]
+    fn the_default_chain_names_the_link_object_store_will_use() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        };
+        let web = DefaultChain::from_vars(None, vars(&[
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token"),
+            ("AWS_ROLE_ARN", "arn:aws:iam::1:role/r"),
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/c"),
+            ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/t"),
+        ]));
+        assert_eq!(web.describe(), "web identity (role arn:aws:iam::1:role/r, STS https://sts.<region>.amazonaws.com)");
+        let pod = DefaultChain::from_vars(None, vars(&[("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/c"), ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/t")]));
+        assert_eq!(pod.describe(), "EKS Pod Identity container credentials (http://127.0.0.1:1/c)");
+        // A full URI without its token file is not used by object_store: IMDS then.
+        let imds = DefaultChain::from_vars(None, vars(&[("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/c"), ("AWS_METADATA_ENDPOINT", "http://127.0.0.1:2")]));
+        assert_eq!(imds.describe(), "EC2 instance metadata (http://127.0.0.1:2)");
+        // The setting wins over the variable; blank variables count as unset.
+        let set = DefaultChain::from_vars(Some("http://127.0.0.1:3"), vars(&[("AWS_METADATA_ENDPOINT", "http://127.0.0.1:2"), ("AWS_ROLE_ARN", " ")]));
+        assert_eq!(set.describe(), "EC2 instance metadata (http://127.0.0.1:3)");
+        assert_eq!(set.values.len(), 1);
+        assert_eq!(DefaultChain::from_vars(None, |_| None).describe(), "EC2 instance metadata (http://169.254.169.254)");
+        assert_ne!(web, pod, "different inputs, different clients");
     }
 
     struct Counting(AtomicU64);

@@ -791,6 +791,65 @@ pub unsafe extern "C" fn s3n_validate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    struct Answers {
+        calls: AtomicUsize,
+        free_inside: AtomicBool,
+        own: std::sync::atomic::AtomicPtr<S3nCredentials>,
+    }
+
+    unsafe extern "C" fn answer(user_data: *mut c_void, out: *mut S3nCredentialsOut) -> i32 {
+        let a = &*(user_data as *const Answers);
+        let n = a.calls.fetch_add(1, Ordering::SeqCst);
+        if a.free_inside.load(Ordering::SeqCst) {
+            s3n_credentials_free(a.own.swap(ptr::null_mut(), Ordering::SeqCst));
+        }
+        let key = CString::new(format!("AKID{n}")).unwrap();
+        let secret = CString::new("secret").unwrap();
+        match n {
+            // An empty secret is refused, even though the callback then returns 0.
+            1 => {
+                let empty = CString::new("").unwrap();
+                assert_eq!(s3n_credentials_out_set(out, key.as_ptr(), empty.as_ptr(), ptr::null(), 0), S3N_ERR_INVALID_ARGUMENT);
+                0
+            }
+            _ => s3n_credentials_out_set(out, key.as_ptr(), secret.as_ptr(), secret.as_ptr(), 2_000_000_000),
+        }
+    }
+
+    #[test]
+    fn a_callback_is_asked_until_its_credentials_are_freed_and_never_after() {
+        let answers = Answers { calls: AtomicUsize::new(0), free_inside: AtomicBool::new(false), own: Default::default() };
+        let mut c: *mut S3nCredentials = ptr::null_mut();
+        let desc = CString::new("unit test").unwrap();
+        let data = &answers as *const Answers as *mut c_void;
+        unsafe {
+            assert_eq!(s3n_credentials_new(Some(answer), data, desc.as_ptr(), &mut c, ptr::null_mut()), S3N_OK);
+            let source = CallbackSource((*c).callback.clone());
+            let got = source.fetch().unwrap();
+            assert_eq!((got.access_key_id.as_str(), got.session_token.as_deref()), ("AKID0", Some("secret")));
+            assert_eq!(got.expiry, Some(UNIX_EPOCH + Duration::from_secs(2_000_000_000)));
+            let refused = source.fetch().unwrap_err();
+            assert!(refused.message().contains("unusable credentials: the secret access key is empty"), "{refused}");
+            assert!(source.describe().contains("'unit test'"));
+            s3n_credentials_free(c);
+            let freed = source.fetch().unwrap_err();
+            assert!(freed.message().contains("freed"), "{freed}");
+            assert_eq!(answers.calls.load(Ordering::SeqCst), 2, "not called after the free");
+
+            // Freed from inside its own callback: no deadlock, not called again.
+            let inside = Answers { calls: AtomicUsize::new(0), free_inside: AtomicBool::new(true), own: Default::default() };
+            let data = &inside as *const Answers as *mut c_void;
+            assert_eq!(s3n_credentials_new(Some(answer), data, ptr::null(), &mut c, ptr::null_mut()), S3N_OK);
+            inside.own.store(c, Ordering::SeqCst);
+            let source = CallbackSource((*c).callback.clone());
+            assert!(source.fetch().is_ok(), "the answer of the call that freed them still counts");
+            assert!(source.fetch().is_err());
+            assert_eq!(inside.calls.load(Ordering::SeqCst), 1);
+            assert_eq!(s3n_credentials_new(None, data, ptr::null(), &mut c, ptr::null_mut()), S3N_ERR_INVALID_ARGUMENT);
+        }
+    }
 
     #[test]
     fn bad_arguments_give_codes_and_errors_not_crashes() {

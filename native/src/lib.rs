@@ -17,6 +17,32 @@
 //! # Ok::<(), s3native::Error>(())
 //! ```
 //!
+//! Credentials, first match wins (details, units and sources of the facts in [`credentials`]):
+//! (c) a [`CredentialSource`] of your own, cached and refreshed by a [`SharedCredentials`]
+//! (`fetch` may block; it is asked at most once a second without an expiry, 5 minutes
+//! before one with an expiry, and again on S3's `ExpiredToken`); (a) static keys in the
+//! settings (`fs.s3a.access.key`, `fs.s3a.secret.key`, optional `fs.s3a.session.token`); (b)
+//! with neither, object_store's own chain ([`DefaultChain`]): `AWS_ACCESS_KEY_ID`/
+//! `AWS_SECRET_ACCESS_KEY`, web identity (`AWS_WEB_IDENTITY_TOKEN_FILE`, `AWS_ROLE_ARN`, STS at
+//! `AWS_ENDPOINT_URL_STS`), container credentials, then instance metadata at
+//! `fs.s3a.native.metadata.endpoint` (or `AWS_METADATA_ENDPOINT`). [`validate`] says which
+//! one a writer would use (`effective.credentials`).
+//!
+//! ```no_run
+//! use s3native::{CredentialSource, Credentials, Settings, SharedCredentials};
+//! struct Vault;
+//! impl CredentialSource for Vault {
+//!     fn fetch(&self) -> s3native::Result<Credentials> {
+//!         Ok(Credentials { access_key_id: "AKIA...".into(), secret_access_key: "...".into(), session_token: None, expiry: None })
+//!     }
+//!     fn describe(&self) -> String {
+//!         "the site vault".into()
+//!     }
+//! }
+//! let settings = Settings::new().with_credentials(SharedCredentials::new(Vault));
+//! # let _ = settings;
+//! ```
+//!
 //! A file under an S3A magic-committer path is written with [`Writer::open_magic`]: the
 //! upload goes to the final key and is never completed; close PUTs the marker and the
 //! `.pending` file that Hadoop's own task and job commit read (see [`magic`]). A
