@@ -7,7 +7,9 @@
  * bytes (uint64_t / size_t). Strings are NUL-terminated UTF-8; accessor strings belong to
  * their object, `char *` returns are freed with s3n_string_free. A writer is used by one
  * thread at a time, except s3n_writer_abort, which any thread may call. No call unwinds
- * into C.
+ * into C. Credentials: the settings' keys, else object_store's default chain (environment,
+ * web identity, container credentials, instance metadata), or a callback
+ * (s3n_credentials_new, passed to the *_with_credentials calls; free it after its writers).
  */
 
 #ifndef S3NATIVE_H

@@ -14,8 +14,10 @@
 //!   blocked (it makes them fail). Results and errors are immutable and may be read from
 //!   several threads.
 //!
-//! Every rule (states, abort after close, errors) is the Rust API's [`SharedWriter`]; this
-//! layer only checks pointers and strings and maps errors to codes.
+//! Every rule (states, abort after close, errors, credential caching and refresh) is the
+//! Rust API's ([`SharedWriter`], [`SharedCredentials`]); this layer checks pointers and
+//! strings, maps errors to codes, and keeps a C callback's lifetime rule (never called after
+//! `s3n_credentials_free`).
 
 use std::cell::Cell;
 use std::ffi::{c_char, c_void, CStr, CString};
