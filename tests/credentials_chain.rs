@@ -62,7 +62,7 @@ fn sts_front(dir: &Path) -> (Running, String, PathBuf, PathBuf) {
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let running = Running(child);
-    let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("tls_front.py printed {line:?}: {e}"));
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("sts_front.py printed {line:?}: {e}"));
     let s = |k: &str| v[k].as_str().unwrap().to_string();
     (running, s("url"), PathBuf::from(s("ca")), PathBuf::from(s("log")))
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""An HTTPS front for a local http:// service (standard library and the openssl command only),
-for clients that insist on TLS: object_store sends web identity's AssumeRoleWithWebIdentity
-to its STS endpoint over HTTPS only. Makes a throw-away CA and a certificate for 127.0.0.1
+"""An HTTPS STS front for object_store's web identity (standard library and the openssl command
+only): object_store sends AssumeRoleWithWebIdentity to its STS endpoint over HTTPS only, with
+its parameters in the query string. Unlike tls_front.py (which forwards bytes unchanged, for
+the JVM), this front works on HTTP requests, so it can reshape them for moto. Makes a throw-away CA and a certificate for 127.0.0.1
 in DIR, listens on 127.0.0.1 (a free port), forwards every request to UPSTREAM with the Host
 header set to HOST, and appends each answer's body to DIR/responses.log. moto picks the service
 of an unsigned request from its form body (`Action=...`), while object_store sends STS's
@@ -9,7 +10,7 @@ parameters in the query string: a POST without a body has its query moved into a
 {"url": "https://127.0.0.1:PORT", "ca": "DIR/ca.pem", "log": "DIR/responses.log"} once it
 listens; runs until killed.
 
-    tls_front.py --upstream http://127.0.0.1:PORT --dir DIR [--host sts.amazonaws.com]
+    sts_front.py --upstream http://127.0.0.1:PORT --dir DIR [--host sts.amazonaws.com]
 """
 import argparse
 import http.client
@@ -80,7 +81,7 @@ def main():
         do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = forward
 
         def log_message(self, fmt, *args):
-            sys.stderr.write("tls-front: " + fmt % args + "\n")
+            sys.stderr.write("sts-front: " + fmt % args + "\n")
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
