@@ -7,7 +7,9 @@
  * bytes (uint64_t / size_t). Strings are NUL-terminated UTF-8; accessor strings belong to
  * their object, `char *` returns are freed with s3n_string_free. A writer is used by one
  * thread at a time, except s3n_writer_abort, which any thread may call. No call unwinds
- * into C.
+ * into C. Credentials: the settings' keys, else object_store's default chain (environment,
+ * web identity, container credentials, instance metadata), or a callback
+ * (s3n_credentials_new, passed to the *_with_credentials calls; free it after its writers).
  */
 
 #ifndef S3NATIVE_H
@@ -57,6 +59,14 @@
 // `mode` of `s3n_writer_open`: close uploads all parts and returns without completing.
 #define S3N_MODE_DEFERRED 1
 
+// Where a writer's credentials come from, when not from its settings: a C callback, asked
+// through the library's credentials cache (see `s3n_credentials_new`). Opaque.
+typedef struct s3n_credentials s3n_credentials;
+
+// What a credentials callback fills in, with `s3n_credentials_out_set` (opaque; valid only
+// during the callback).
+typedef struct s3n_credentials_out s3n_credentials_out;
+
 // An error (opaque).
 typedef struct s3n_error s3n_error;
 
@@ -66,6 +76,11 @@ typedef struct s3n_result s3n_result;
 // An open writer (opaque).
 typedef struct s3n_writer s3n_writer;
 
+// A credentials callback: fill `out` with `s3n_credentials_out_set` and return 0, or return
+// any other value (optionally after `s3n_credentials_out_error`) when there are no
+// credentials.
+typedef int32_t (*s3n_credentials_fn)(void *user_data, struct s3n_credentials_out *out);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -73,6 +88,13 @@ extern "C" {
 // Open a writer for `s3://bucket/key`. `keys`/`values` are `n` settings (S3A's `fs.s3a.*`
 // keys and the native `fs.s3a.native.*` keys; see the README). No request is sent yet.
 // On success `*out` receives the writer; free it with `s3n_writer_free`.
+//
+// Credentials: `fs.s3a.access.key` + `fs.s3a.secret.key` (+ `fs.s3a.session.token`) when
+// set, else object_store's default chain: `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`,
+// web identity (`AWS_WEB_IDENTITY_TOKEN_FILE` + `AWS_ROLE_ARN`, STS at
+// `AWS_ENDPOINT_URL_STS`), container credentials, then the EC2 instance metadata service
+// (`fs.s3a.native.metadata.endpoint` or `AWS_METADATA_ENDPOINT`). For a callback, use
+// `s3n_writer_open_with_credentials`.
 //
 // Errors: `S3N_ERR_INVALID_ARGUMENT` (bad bucket, key, mode or setting; the setting's key
 // is in `s3n_error_setting`), `S3N_ERR_UNSUPPORTED` (a setting the native writer cannot
@@ -88,6 +110,22 @@ int32_t s3n_writer_open(const char *bucket,
                         size_t n,
                         struct s3n_writer **out,
                         struct s3n_error **err);
+
+// `s3n_writer_open` with credentials from `credentials` (`s3n_credentials_new`; NULL: as
+// `s3n_writer_open`). The writer keeps using them until it is freed: free `credentials`
+// after the writer.
+//
+// # Safety
+// As `s3n_writer_open`; `credentials` NULL or live credentials.
+int32_t s3n_writer_open_with_credentials(const char *bucket,
+                                         const char *key,
+                                         int32_t mode,
+                                         const char *const *keys,
+                                         const char *const *values,
+                                         size_t n,
+                                         const struct s3n_credentials *credentials,
+                                         struct s3n_writer **out,
+                                         struct s3n_error **err);
 
 // Write `len` bytes from `data` (copied once into the current part buffer). Blocks while
 // the process-wide memory budget is spent or the writer has its maximum of parts
@@ -146,6 +184,17 @@ int32_t s3n_complete(const struct s3n_result *result,
                      size_t n,
                      struct s3n_error **err);
 
+// `s3n_complete` with credentials from `credentials` (NULL: as `s3n_complete`).
+//
+// # Safety
+// As `s3n_complete`; `credentials` NULL or live credentials.
+int32_t s3n_complete_with_credentials(const struct s3n_result *result,
+                                      const char *const *keys,
+                                      const char *const *values,
+                                      size_t n,
+                                      const struct s3n_credentials *credentials,
+                                      struct s3n_error **err);
+
 // Abort a deferred upload from its result, in this or any process. An upload already gone
 // counts as aborted.
 //
@@ -156,6 +205,17 @@ int32_t s3n_abort(const struct s3n_result *result,
                   const char *const *values,
                   size_t n,
                   struct s3n_error **err);
+
+// `s3n_abort` with credentials from `credentials` (NULL: as `s3n_abort`).
+//
+// # Safety
+// As `s3n_complete`; `credentials` NULL or live credentials.
+int32_t s3n_abort_with_credentials(const struct s3n_result *result,
+                                   const char *const *keys,
+                                   const char *const *values,
+                                   size_t n,
+                                   const struct s3n_credentials *credentials,
+                                   struct s3n_error **err);
 
 // Abort the uploads of all writers still open in this process; returns how many.
 size_t s3n_abort_open_uploads(void);
@@ -253,6 +313,88 @@ const char *s3n_error_setting(const struct s3n_error *error);
 // # Safety
 // `error` came from this library and is not used afterwards.
 void s3n_error_free(struct s3n_error *error);
+
+// Credentials from `callback`, cached by the library: it is called when a request needs
+// credentials and the cached ones are due, never for every request. Due means: 5 minutes
+// before the expiry the callback gave (or at half the remaining life when that is shorter),
+// after 1 second when it gave no expiry, and once more when S3 answers `ExpiredToken` or
+// `InvalidToken` (the request is then sent again). Writers opened with the same
+// `s3n_credentials` share one client and one cache.
+//
+// The callback runs on a thread of the library (not the caller's), one call at a time per
+// `s3n_credentials`, and must be safe to call from any thread. It fills `out` with
+// `s3n_credentials_out_set` and returns 0, or returns another value (optionally after
+// `s3n_credentials_out_error`): the request that needed the credentials then fails with an
+// error naming `description`, the code and the message. A call that takes more than 60 s
+// fails the request (the call itself is not interrupted).
+//
+// Lifetime: `callback` and `user_data` must stay valid until `s3n_credentials_free`
+// returns; after that the callback is never called again. Free the credentials after the
+// writers opened with them: a writer still open then fails its next request that needs
+// fresh credentials (the message says they were freed), and so may the abort of its
+// upload when it is freed.
+//
+// `description` (may be NULL) names the callback in messages; it must not be a secret. On
+// success `*out` receives the credentials.
+//
+// # Safety
+// `callback` and `user_data` as above; `description` NULL or a valid string; `out` a valid
+// `s3n_credentials **`.
+int32_t s3n_credentials_new(s3n_credentials_fn callback,
+                            void *user_data,
+                            const char *description,
+                            struct s3n_credentials **out,
+                            struct s3n_error **err);
+
+// Called by a credentials callback: the credentials to use. `access_key_id` and
+// `secret_access_key` are required; `session_token` may be NULL (long-term keys);
+// `expiry_unix_seconds` is when they stop working, in seconds since 1970-01-01 UTC, or 0
+// when they do not expire. The strings are copied before this returns. Errors:
+// `S3N_ERR_INVALID_ARGUMENT` for NULL, empty or non-UTF-8 keys or a negative expiry (the
+// callback's answer is then refused, also if it returns 0).
+//
+// # Safety
+// `out` is the pointer the callback was given, during the callback; strings NULL or valid.
+int32_t s3n_credentials_out_set(struct s3n_credentials_out *out,
+                                const char *access_key_id,
+                                const char *secret_access_key,
+                                const char *session_token,
+                                int64_t expiry_unix_seconds);
+
+// Called by a credentials callback that is about to return non-zero: why there are no
+// credentials, for the error message (copied; must not contain a secret). NULL is ignored.
+//
+// # Safety
+// `out` is the pointer the callback was given, during the callback; `message` NULL or valid.
+void s3n_credentials_out_error(struct s3n_credentials_out *out, const char *message);
+
+// Free credentials from `s3n_credentials_new`. Waits for a call of the callback in progress
+// on another thread; once this returns the callback is not running and is never called
+// again, so its user data may be freed. Called from inside the callback it does not wait
+// (the callback is not called again either). NULL is ignored.
+//
+// # Safety
+// `credentials` came from `s3n_credentials_new` and is not used after this call.
+void s3n_credentials_free(struct s3n_credentials *credentials);
+
+// Check settings as `s3n_writer_open_with_credentials` would, without sending a request;
+// on success `*json` receives (free with `s3n_string_free`) `{"warnings": [...],
+// "effective": {...}}`: the adjustments to report once (e.g. `fs.s3a.multipart.size` below
+// 5 MiB, used as 5 MiB) and the values a writer uses by name (`memory_budget`, `part_size`
+// in bytes, `parts_in_flight`, `request_timeout_ms`, `credentials`, ...).
+//
+// Errors: as `s3n_writer_open`: `S3N_ERR_INVALID_ARGUMENT` naming the setting in
+// `s3n_error_setting`, `S3N_ERR_UNSUPPORTED`.
+//
+// # Safety
+// As `s3n_writer_open_with_credentials`; `json` a valid `char **`.
+int32_t s3n_validate(const char *bucket,
+                     const char *const *keys,
+                     const char *const *values,
+                     size_t n,
+                     const struct s3n_credentials *credentials,
+                     char **json,
+                     struct s3n_error **err);
 
 #ifdef __cplusplus
 }  // extern "C"

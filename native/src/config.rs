@@ -21,6 +21,7 @@
 //! | `fs.s3a.native.checksum` | `none`, `sha256` or `crc64nvme` checksum per part | none |
 //! | `fs.s3a.native.payload.signing` | SigV4-sign the payload (SHA-256 of every byte) | true over http, false over https |
 //! | `fs.s3a.native.request.timeout` | one HTTP request, body included (seconds if no unit) | 5 min |
+//! | `fs.s3a.native.metadata.endpoint` | the EC2 instance metadata service of the default credential chain (see [`crate::credentials`]) | `AWS_METADATA_ENDPOINT`, else `http://169.254.169.254` |
 //!
 //! S3A keys read: `fs.s3a.endpoint`, `fs.s3a.endpoint.region`, `fs.s3a.path.style.access`,
 //! `fs.s3a.connection.ssl.enabled`, `fs.s3a.access.key`, `fs.s3a.secret.key`,
@@ -34,7 +35,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::time::Duration;
 
-use crate::credentials::SharedCredentials;
+use crate::credentials::{DefaultChain, SharedCredentials};
 use crate::error::{Error, Result};
 
 /// 5 MiB: S3's smallest allowed part other than the last.
@@ -213,6 +214,8 @@ pub struct StoreConfig {
     pub session_token: Option<String>,
     /// A credentials source (then the keys above are `None`).
     pub credentials: Option<SharedCredentials>,
+    /// object_store's default chain, when there is neither a source nor keys.
+    pub default_chain: Option<DefaultChain>,
     pub encryption: Option<Encryption>,
     pub checksum: ChecksumMode,
     pub sign_payload: bool,
@@ -246,6 +249,7 @@ impl fmt::Debug for StoreConfig {
             .field("path_style", &self.path_style)
             .field("keys", &self.access_key.as_ref().map(|_| "****"))
             .field("credentials", &self.credentials)
+            .field("default_chain", &self.default_chain)
             .field("encryption", &self.encryption)
             .field("checksum", &self.checksum)
             .field("sign_payload", &self.sign_payload)
@@ -302,6 +306,8 @@ impl WriterConfig {
         let region = r.str("endpoint.region").unwrap_or("us-east-1").to_string();
 
         let (access_key, secret_key, session_token) = r.credentials()?;
+        let default_chain = (settings.credentials.is_none() && access_key.is_none())
+            .then(|| DefaultChain::from_env(r.str("native.metadata.endpoint")));
         let encryption = r.encryption()?;
         let checksum = match r.str("native.checksum").map(str::to_ascii_lowercase).as_deref() {
             None | Some("none") => ChecksumMode::None,
@@ -357,6 +363,7 @@ impl WriterConfig {
                 secret_key,
                 session_token,
                 credentials: settings.credentials.clone(),
+                default_chain,
                 encryption,
                 checksum,
                 sign_payload,

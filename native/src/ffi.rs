@@ -14,15 +14,21 @@
 //!   blocked (it makes them fail). Results and errors are immutable and may be read from
 //!   several threads.
 //!
-//! Every rule (states, abort after close, errors) is the Rust API's [`SharedWriter`]; this
-//! layer only checks pointers and strings and maps errors to codes.
+//! Every rule (states, abort after close, errors, credential caching and refresh) is the
+//! Rust API's ([`SharedWriter`], [`SharedCredentials`]); this layer checks pointers and
+//! strings, maps errors to codes, and keeps a C callback's lifetime rule (never called after
+//! `s3n_credentials_free`).
 
-use std::ffi::{c_char, CStr, CString};
+use std::cell::Cell;
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, UNIX_EPOCH};
 
 use crate::error::{Error, ErrorKind};
-use crate::{Mode, Settings, SharedWriter, UploadResult, Writer};
+use crate::{CredentialSource, Credentials, Mode, Settings, SharedCredentials, SharedWriter, UploadResult, Writer};
 
 /// Success.
 pub const S3N_OK: i32 = 0;
@@ -149,6 +155,13 @@ unsafe fn settings_arg(keys: *const *const c_char, values: *const *const c_char,
 /// keys and the native `fs.s3a.native.*` keys; see the README). No request is sent yet.
 /// On success `*out` receives the writer; free it with `s3n_writer_free`.
 ///
+/// Credentials: `fs.s3a.access.key` + `fs.s3a.secret.key` (+ `fs.s3a.session.token`) when
+/// set, else object_store's default chain: `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`,
+/// web identity (`AWS_WEB_IDENTITY_TOKEN_FILE` + `AWS_ROLE_ARN`, STS at
+/// `AWS_ENDPOINT_URL_STS`), container credentials, then the EC2 instance metadata service
+/// (`fs.s3a.native.metadata.endpoint` or `AWS_METADATA_ENDPOINT`). For a callback, use
+/// `s3n_writer_open_with_credentials`.
+///
 /// Errors: `S3N_ERR_INVALID_ARGUMENT` (bad bucket, key, mode or setting; the setting's key
 /// is in `s3n_error_setting`), `S3N_ERR_UNSUPPORTED` (a setting the native writer cannot
 /// honour).
@@ -166,6 +179,27 @@ pub unsafe extern "C" fn s3n_writer_open(
     out: *mut *mut S3nWriter,
     err: *mut *mut S3nError,
 ) -> i32 {
+    s3n_writer_open_with_credentials(bucket, key, mode, keys, values, n, ptr::null(), out, err)
+}
+
+/// `s3n_writer_open` with credentials from `credentials` (`s3n_credentials_new`; NULL: as
+/// `s3n_writer_open`). The writer keeps using them until it is freed: free `credentials`
+/// after the writer.
+///
+/// # Safety
+/// As `s3n_writer_open`; `credentials` NULL or live credentials.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_writer_open_with_credentials(
+    bucket: *const c_char,
+    key: *const c_char,
+    mode: i32,
+    keys: *const *const c_char,
+    values: *const *const c_char,
+    n: usize,
+    credentials: *const S3nCredentials,
+    out: *mut *mut S3nWriter,
+    err: *mut *mut S3nError,
+) -> i32 {
     guard(err, || {
         if out.is_null() {
             return Err(Error::invalid_argument("out is NULL"));
@@ -175,7 +209,7 @@ pub unsafe extern "C" fn s3n_writer_open(
             S3N_MODE_DEFERRED => Mode::Deferred,
             m => return Err(Error::invalid_argument(format!("unknown mode {m}"))),
         };
-        let settings = settings_arg(keys, values, n)?;
+        let settings = with_credentials(settings_arg(keys, values, n)?, credentials);
         let writer = Writer::open(str_arg(bucket, "bucket")?, str_arg(key, "key")?, mode, &settings)?;
         *out = Box::into_raw(Box::new(S3nWriter(SharedWriter::new(writer))));
         Ok(())
@@ -275,9 +309,25 @@ pub unsafe extern "C" fn s3n_complete(
     n: usize,
     err: *mut *mut S3nError,
 ) -> i32 {
+    s3n_complete_with_credentials(result, keys, values, n, ptr::null(), err)
+}
+
+/// `s3n_complete` with credentials from `credentials` (NULL: as `s3n_complete`).
+///
+/// # Safety
+/// As `s3n_complete`; `credentials` NULL or live credentials.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_complete_with_credentials(
+    result: *const S3nResult,
+    keys: *const *const c_char,
+    values: *const *const c_char,
+    n: usize,
+    credentials: *const S3nCredentials,
+    err: *mut *mut S3nError,
+) -> i32 {
     guard(err, || {
         let r = result.as_ref().ok_or_else(|| Error::invalid_argument("result is NULL"))?;
-        crate::complete(&r.result, &settings_arg(keys, values, n)?)
+        crate::complete(&r.result, &with_credentials(settings_arg(keys, values, n)?, credentials))
     })
 }
 
@@ -294,9 +344,25 @@ pub unsafe extern "C" fn s3n_abort(
     n: usize,
     err: *mut *mut S3nError,
 ) -> i32 {
+    s3n_abort_with_credentials(result, keys, values, n, ptr::null(), err)
+}
+
+/// `s3n_abort` with credentials from `credentials` (NULL: as `s3n_abort`).
+///
+/// # Safety
+/// As `s3n_complete`; `credentials` NULL or live credentials.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_abort_with_credentials(
+    result: *const S3nResult,
+    keys: *const *const c_char,
+    values: *const *const c_char,
+    n: usize,
+    credentials: *const S3nCredentials,
+    err: *mut *mut S3nError,
+) -> i32 {
     guard(err, || {
         let r = result.as_ref().ok_or_else(|| Error::invalid_argument("result is NULL"))?;
-        crate::abort(&r.result, &settings_arg(keys, values, n)?)
+        crate::abort(&r.result, &with_credentials(settings_arg(keys, values, n)?, credentials))
     })
 }
 
@@ -464,9 +530,328 @@ pub unsafe extern "C" fn s3n_error_free(error: *mut S3nError) {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Credentials
+
+/// Where a writer's credentials come from, when not from its settings: a C callback, asked
+/// through the library's credentials cache (see `s3n_credentials_new`). Opaque.
+pub struct S3nCredentials {
+    shared: SharedCredentials,
+    callback: Arc<CCallback>,
+}
+
+/// What a credentials callback fills in, with `s3n_credentials_out_set` (opaque; valid only
+/// during the callback).
+pub struct S3nCredentialsOut {
+    credentials: Option<Credentials>,
+    invalid: Option<String>,
+    message: Option<String>,
+}
+
+/// A credentials callback: fill `out` with `s3n_credentials_out_set` and return 0, or return
+/// any other value (optionally after `s3n_credentials_out_error`) when there are no
+/// credentials.
+pub type S3nCredentialsFn = Option<unsafe extern "C" fn(user_data: *mut c_void, out: *mut S3nCredentialsOut) -> i32>;
+
+/// The callback, its user data, and whether `s3n_credentials_free` has been called. `calling`
+/// is held for the duration of each call, so a free waits for a call in progress.
+struct CCallback {
+    callback: unsafe extern "C" fn(*mut c_void, *mut S3nCredentialsOut) -> i32,
+    user_data: UserData,
+    description: String,
+    freed: AtomicBool,
+    calling: Mutex<()>,
+}
+
+struct UserData(*mut c_void);
+
+// SAFETY: the header's contract for `s3n_credentials_new`: the callback may be called from
+// any thread of the library (one call at a time), so its user data is usable from any thread.
+unsafe impl Send for UserData {}
+unsafe impl Sync for UserData {}
+
+thread_local! {
+    /// True on a thread while it runs a credentials callback (a free from inside the callback
+    /// must not wait for the callback to return).
+    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
+}
+
+struct CallbackSource(Arc<CCallback>);
+
+impl CredentialSource for CallbackSource {
+    fn fetch(&self) -> Result<Credentials, Error> {
+        let c = &self.0;
+        let _calling = c.calling.lock().unwrap_or_else(|p| p.into_inner());
+        if c.freed.load(Ordering::SeqCst) {
+            return Err(Error::state("the credentials were freed (s3n_credentials_free) while a writer still used them"));
+        }
+        let mut out = S3nCredentialsOut { credentials: None, invalid: None, message: None };
+        IN_CALLBACK.with(|f| f.set(true));
+        // SAFETY: the callback and user data as s3n_credentials_new was given them; the
+        // caller promised they stay valid until s3n_credentials_free, which waits for this
+        // call (it holds `calling`) and is checked above.
+        let rc = unsafe { (c.callback)(c.user_data.0, &mut out) };
+        IN_CALLBACK.with(|f| f.set(false));
+        match (rc, out.credentials, out.invalid) {
+            (0, _, Some(why)) => Err(Error::new(ErrorKind::AccessDenied, format!("the callback gave unusable credentials: {why}"))),
+            (0, Some(creds), None) => Ok(creds),
+            (0, None, None) => Err(Error::new(ErrorKind::AccessDenied, "the callback returned 0 without calling s3n_credentials_out_set")),
+            (rc, _, _) => Err(Error::new(
+                ErrorKind::AccessDenied,
+                match out.message {
+                    Some(m) => format!("the callback failed with code {rc}: {m}"),
+                    None => format!("the callback failed with code {rc}"),
+                },
+            )),
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!("the C credentials callback '{}'", self.0.description)
+    }
+}
+
+/// Credentials from `callback`, cached by the library: it is called when a request needs
+/// credentials and the cached ones are due, never for every request. Due means: 5 minutes
+/// before the expiry the callback gave (or at half the remaining life when that is shorter),
+/// after 1 second when it gave no expiry, and once more when S3 answers `ExpiredToken` or
+/// `InvalidToken` (the request is then sent again). Writers opened with the same
+/// `s3n_credentials` share one client and one cache.
+///
+/// The callback runs on a thread of the library (not the caller's), one call at a time per
+/// `s3n_credentials`, and must be safe to call from any thread. It fills `out` with
+/// `s3n_credentials_out_set` and returns 0, or returns another value (optionally after
+/// `s3n_credentials_out_error`): the request that needed the credentials then fails with an
+/// error naming `description`, the code and the message. A call that takes more than 60 s
+/// fails the request (the call itself is not interrupted).
+///
+/// Lifetime: `callback` and `user_data` must stay valid until `s3n_credentials_free`
+/// returns; after that the callback is never called again. Free the credentials after the
+/// writers opened with them: a writer still open then fails its next request that needs
+/// fresh credentials (the message says they were freed), and so may the abort of its
+/// upload when it is freed.
+///
+/// `description` (may be NULL) names the callback in messages; it must not be a secret. On
+/// success `*out` receives the credentials.
+///
+/// # Safety
+/// `callback` and `user_data` as above; `description` NULL or a valid string; `out` a valid
+/// `s3n_credentials **`.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_credentials_new(
+    callback: S3nCredentialsFn,
+    user_data: *mut c_void,
+    description: *const c_char,
+    out: *mut *mut S3nCredentials,
+    err: *mut *mut S3nError,
+) -> i32 {
+    guard(err, || {
+        if out.is_null() {
+            return Err(Error::invalid_argument("out is NULL"));
+        }
+        let callback = callback.ok_or_else(|| Error::invalid_argument("the credentials callback is NULL"))?;
+        let description = if description.is_null() { "unnamed".to_string() } else { str_arg(description, "description")?.to_string() };
+        let c = Arc::new(CCallback {
+            callback,
+            user_data: UserData(user_data),
+            description,
+            freed: AtomicBool::new(false),
+            calling: Mutex::new(()),
+        });
+        let shared = SharedCredentials::new(CallbackSource(c.clone()));
+        *out = Box::into_raw(Box::new(S3nCredentials { shared, callback: c }));
+        Ok(())
+    })
+}
+
+/// Called by a credentials callback: the credentials to use. `access_key_id` and
+/// `secret_access_key` are required; `session_token` may be NULL (long-term keys);
+/// `expiry_unix_seconds` is when they stop working, in seconds since 1970-01-01 UTC, or 0
+/// when they do not expire. The strings are copied before this returns. Errors:
+/// `S3N_ERR_INVALID_ARGUMENT` for NULL, empty or non-UTF-8 keys or a negative expiry (the
+/// callback's answer is then refused, also if it returns 0).
+///
+/// # Safety
+/// `out` is the pointer the callback was given, during the callback; strings NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_credentials_out_set(
+    out: *mut S3nCredentialsOut,
+    access_key_id: *const c_char,
+    secret_access_key: *const c_char,
+    session_token: *const c_char,
+    expiry_unix_seconds: i64,
+) -> i32 {
+    let Some(out) = out.as_mut() else { return S3N_ERR_INVALID_ARGUMENT };
+    let parsed = catch_unwind(AssertUnwindSafe(|| -> Result<Credentials, Error> {
+        let key = |p, what: &str| -> Result<String, Error> {
+            let s = str_arg(p, what)?;
+            if s.is_empty() {
+                return Err(Error::invalid_argument(format!("{what} is empty")));
+            }
+            Ok(s.to_string())
+        };
+        let access_key_id = key(access_key_id, "the access key id")?;
+        let secret_access_key = key(secret_access_key, "the secret access key")?;
+        let session_token = if session_token.is_null() { None } else { Some(key(session_token, "the session token")?) };
+        let expiry = match expiry_unix_seconds {
+            0 => None,
+            s if s < 0 => return Err(Error::invalid_argument(format!("the expiry {s} is negative"))),
+            s => Some(UNIX_EPOCH + Duration::from_secs(s as u64)),
+        };
+        Ok(Credentials { access_key_id, secret_access_key, session_token, expiry })
+    }));
+    match parsed {
+        Ok(Ok(c)) => {
+            out.credentials = Some(c);
+            out.invalid = None;
+            S3N_OK
+        }
+        Ok(Err(e)) => {
+            out.invalid = Some(e.message().to_string());
+            S3N_ERR_INVALID_ARGUMENT
+        }
+        Err(_) => S3N_ERR_INTERNAL,
+    }
+}
+
+/// Called by a credentials callback that is about to return non-zero: why there are no
+/// credentials, for the error message (copied; must not contain a secret). NULL is ignored.
+///
+/// # Safety
+/// `out` is the pointer the callback was given, during the callback; `message` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_credentials_out_error(out: *mut S3nCredentialsOut, message: *const c_char) {
+    if let (Some(out), false) = (out.as_mut(), message.is_null()) {
+        out.message = Some(CStr::from_ptr(message).to_string_lossy().into_owned());
+    }
+}
+
+/// Free credentials from `s3n_credentials_new`. Waits for a call of the callback in progress
+/// on another thread; once this returns the callback is not running and is never called
+/// again, so its user data may be freed. Called from inside the callback it does not wait
+/// (the callback is not called again either). NULL is ignored.
+///
+/// # Safety
+/// `credentials` came from `s3n_credentials_new` and is not used after this call.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_credentials_free(credentials: *mut S3nCredentials) {
+    if credentials.is_null() {
+        return;
+    }
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let c = Box::from_raw(credentials);
+        c.callback.freed.store(true, Ordering::SeqCst);
+        if !IN_CALLBACK.with(|f| f.get()) {
+            drop(c.callback.calling.lock().unwrap_or_else(|p| p.into_inner()));
+        }
+        drop(c);
+    }));
+}
+
+/// # Safety
+/// `c` is NULL or live credentials.
+unsafe fn with_credentials(settings: Settings, c: *const S3nCredentials) -> Settings {
+    match c.as_ref() {
+        Some(c) => settings.with_credentials(c.shared.clone()),
+        None => settings,
+    }
+}
+
+/// Check settings as `s3n_writer_open_with_credentials` would, without sending a request;
+/// on success `*json` receives (free with `s3n_string_free`) `{"warnings": [...],
+/// "effective": {...}}`: the adjustments to report once (e.g. `fs.s3a.multipart.size` below
+/// 5 MiB, used as 5 MiB) and the values a writer uses by name (`memory_budget`, `part_size`
+/// in bytes, `parts_in_flight`, `request_timeout_ms`, `credentials`, ...).
+///
+/// Errors: as `s3n_writer_open`: `S3N_ERR_INVALID_ARGUMENT` naming the setting in
+/// `s3n_error_setting`, `S3N_ERR_UNSUPPORTED`.
+///
+/// # Safety
+/// As `s3n_writer_open_with_credentials`; `json` a valid `char **`.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_validate(
+    bucket: *const c_char,
+    keys: *const *const c_char,
+    values: *const *const c_char,
+    n: usize,
+    credentials: *const S3nCredentials,
+    json: *mut *mut c_char,
+    err: *mut *mut S3nError,
+) -> i32 {
+    guard(err, || {
+        if json.is_null() {
+            return Err(Error::invalid_argument("json is NULL"));
+        }
+        let settings = with_credentials(settings_arg(keys, values, n)?, credentials);
+        let v = crate::validate(str_arg(bucket, "bucket")?, &settings)?;
+        let text = serde_json::to_string(&v).map_err(|e| Error::new(ErrorKind::Internal, format!("serialising: {e}")))?;
+        *json = cstring(&text).into_raw();
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    struct Answers {
+        calls: AtomicUsize,
+        free_inside: AtomicBool,
+        own: std::sync::atomic::AtomicPtr<S3nCredentials>,
+    }
+
+    unsafe extern "C" fn answer(user_data: *mut c_void, out: *mut S3nCredentialsOut) -> i32 {
+        let a = &*(user_data as *const Answers);
+        let n = a.calls.fetch_add(1, Ordering::SeqCst);
+        if a.free_inside.load(Ordering::SeqCst) {
+            s3n_credentials_free(a.own.swap(ptr::null_mut(), Ordering::SeqCst));
+        }
+        let key = CString::new(format!("AKID{n}")).unwrap();
+        let secret = CString::new("secret").unwrap();
+        match n {
+            // An empty secret is refused, even though the callback then returns 0.
+            1 => {
+                let empty = CString::new("").unwrap();
+                assert_eq!(s3n_credentials_out_set(out, key.as_ptr(), empty.as_ptr(), ptr::null(), 0), S3N_ERR_INVALID_ARGUMENT);
+                0
+            }
+            _ => s3n_credentials_out_set(out, key.as_ptr(), secret.as_ptr(), secret.as_ptr(), 2_000_000_000),
+        }
+    }
+
+    #[test]
+    fn a_callback_is_asked_until_its_credentials_are_freed_and_never_after() {
+        let answers = Answers { calls: AtomicUsize::new(0), free_inside: AtomicBool::new(false), own: Default::default() };
+        let mut c: *mut S3nCredentials = ptr::null_mut();
+        let desc = CString::new("unit test").unwrap();
+        let data = &answers as *const Answers as *mut c_void;
+        unsafe {
+            assert_eq!(s3n_credentials_new(Some(answer), data, desc.as_ptr(), &mut c, ptr::null_mut()), S3N_OK);
+            let source = CallbackSource((*c).callback.clone());
+            let got = source.fetch().unwrap();
+            assert_eq!((got.access_key_id.as_str(), got.session_token.as_deref()), ("AKID0", Some("secret")));
+            assert_eq!(got.expiry, Some(UNIX_EPOCH + Duration::from_secs(2_000_000_000)));
+            let refused = source.fetch().unwrap_err();
+            assert!(refused.message().contains("unusable credentials: the secret access key is empty"), "{refused}");
+            assert!(source.describe().contains("'unit test'"));
+            s3n_credentials_free(c);
+            let freed = source.fetch().unwrap_err();
+            assert!(freed.message().contains("freed"), "{freed}");
+            assert_eq!(answers.calls.load(Ordering::SeqCst), 2, "not called after the free");
+
+            // Freed from inside its own callback: no deadlock, not called again.
+            let inside = Answers { calls: AtomicUsize::new(0), free_inside: AtomicBool::new(true), own: Default::default() };
+            let data = &inside as *const Answers as *mut c_void;
+            assert_eq!(s3n_credentials_new(Some(answer), data, ptr::null(), &mut c, ptr::null_mut()), S3N_OK);
+            inside.own.store(c, Ordering::SeqCst);
+            let source = CallbackSource((*c).callback.clone());
+            assert!(source.fetch().is_ok(), "the answer of the call that freed them still counts");
+            assert!(source.fetch().is_err());
+            assert_eq!(inside.calls.load(Ordering::SeqCst), 1);
+            assert_eq!(s3n_credentials_new(None, data, ptr::null(), &mut c, ptr::null_mut()), S3N_ERR_INVALID_ARGUMENT);
+        }
+    }
 
     #[test]
     fn bad_arguments_give_codes_and_errors_not_crashes() {

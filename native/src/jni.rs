@@ -752,7 +752,8 @@ pub extern "system" fn Java_io_s3native_Native_parseResult<'local>(
     })
 }
 
-/// `static native List<String> validate(String bucket, String[] settings)`: [`crate::validate`].
+/// `static native Map<String, Object> validate(String bucket, String[] settings)`: [`crate::validate`]'s
+/// [`crate::Validation`] by name (`warnings`, a list; `effective`, a map).
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_validate<'local>(
     unowned: EnvUnowned<'local>,
@@ -763,8 +764,8 @@ pub extern "system" fn Java_io_s3native_Native_validate<'local>(
     call(unowned, |env| {
         let bucket = string(env, &bucket, "bucket")?;
         let settings = settings(env, &kv)?;
-        let warnings = crate::validate(&bucket, &settings)?;
-        to_java(env, &warnings)
+        let validation = crate::validate(&bucket, &settings)?;
+        to_java(env, &validation)
     })
 }
 

@@ -17,6 +17,32 @@
 //! # Ok::<(), s3native::Error>(())
 //! ```
 //!
+//! Credentials, first match wins (details, units and sources of the facts in [`credentials`]):
+//! (c) a [`CredentialSource`] of your own, cached and refreshed by a [`SharedCredentials`]
+//! (`fetch` may block; it is asked at most once a second without an expiry, 5 minutes
+//! before one with an expiry, and again on S3's `ExpiredToken`); (a) static keys in the
+//! settings (`fs.s3a.access.key`, `fs.s3a.secret.key`, optional `fs.s3a.session.token`); (b)
+//! with neither, object_store's own chain ([`DefaultChain`]): `AWS_ACCESS_KEY_ID`/
+//! `AWS_SECRET_ACCESS_KEY`, web identity (`AWS_WEB_IDENTITY_TOKEN_FILE`, `AWS_ROLE_ARN`, STS at
+//! `AWS_ENDPOINT_URL_STS`), container credentials, then instance metadata at
+//! `fs.s3a.native.metadata.endpoint` (or `AWS_METADATA_ENDPOINT`). [`validate`] says which
+//! one a writer would use (`effective.credentials`).
+//!
+//! ```no_run
+//! use s3native::{CredentialSource, Credentials, Settings, SharedCredentials};
+//! struct Vault;
+//! impl CredentialSource for Vault {
+//!     fn fetch(&self) -> s3native::Result<Credentials> {
+//!         Ok(Credentials { access_key_id: "AKIA...".into(), secret_access_key: "...".into(), session_token: None, expiry: None })
+//!     }
+//!     fn describe(&self) -> String {
+//!         "the site vault".into()
+//!     }
+//! }
+//! let settings = Settings::new().with_credentials(SharedCredentials::new(Vault));
+//! # let _ = settings;
+//! ```
+//!
 //! A file under an S3A magic-committer path is written with [`Writer::open_magic`]: the
 //! upload goes to the final key and is never completed; close PUTs the marker and the
 //! `.pending` file that Hadoop's own task and job commit read (see [`magic`]). A
@@ -50,7 +76,7 @@ mod writer;
 use std::sync::Arc;
 
 pub use config::{Settings, WriterConfig};
-pub use credentials::{CredentialSource, Credentials, SharedCredentials};
+pub use credentials::{CredentialSource, Credentials, DefaultChain, SharedCredentials};
 pub use error::{Error, ErrorKind, Result};
 pub use magic::{MagicFile, MagicLayout, PendingEtags};
 pub use result::UploadResult;
@@ -64,14 +90,83 @@ pub fn global_statistics() -> Statistics {
     Statistics { buffer_bytes: budget.used, buffer_peak_bytes: budget.peak, ..pool::global_stats().snapshot() }
 }
 
+/// What [`validate`] found: the adjustments to report and the values a writer would use.
+/// Serialised by name for the C ABI (`s3n_validate`) and the JVM.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Validation {
+    /// What the settings asked for that was adjusted (S3A's leniency), to report once
+    /// (see [`WriterConfig::warnings`]).
+    pub warnings: Vec<String>,
+    /// The values a writer opened now with these settings uses.
+    pub effective: EffectiveSettings,
+}
+
+/// The values a writer uses, defaults and S3A's leniency applied. Sizes in bytes, times in
+/// milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct EffectiveSettings {
+    /// Process-wide part buffer bytes: what this process already runs with, else what these
+    /// settings would fix (`fs.s3a.native.memory.budget`, default 1 GiB).
+    pub memory_budget: u64,
+    /// Worker threads of the process-wide runtime, fixed the same way.
+    pub runtime_threads: usize,
+    /// The first part's size (every part's when `fixed_part_size`).
+    pub part_size: u64,
+    pub fixed_part_size: bool,
+    pub max_parts: u32,
+    /// Parts one writer may have uploading at once.
+    pub parts_in_flight: usize,
+    /// Timeout of one HTTP request, body included.
+    pub request_timeout_ms: u64,
+    /// Retries of one request (`fs.s3a.retry.limit`).
+    pub max_retries: usize,
+    /// Concurrent part uploads through one client (`fs.s3a.connection.maximum`).
+    pub max_concurrent_uploads: usize,
+    /// The endpoint URL, or null for AWS.
+    pub endpoint: Option<String>,
+    pub region: String,
+    /// Where the credentials come from (see [`credentials`]); never a secret.
+    pub credentials: String,
+}
+
+impl EffectiveSettings {
+    fn of(c: &WriterConfig) -> Self {
+        let (memory_budget, runtime_threads) = pool::process_settings().unwrap_or_else(|| {
+            (c.memory_budget.unwrap_or(config::DEFAULT_MEMORY_BUDGET), c.runtime_threads.unwrap_or_else(config::default_runtime_threads))
+        });
+        let s = &c.store;
+        let credentials = match (&s.credentials, &s.default_chain) {
+            (Some(source), _) => format!("source: {}", source.describe()),
+            (None, Some(chain)) => format!("default chain: {}", chain.describe()),
+            (None, None) => "static keys".to_string(),
+        };
+        EffectiveSettings {
+            memory_budget,
+            runtime_threads,
+            part_size: c.part_size,
+            fixed_part_size: c.fixed_part_size,
+            max_parts: c.max_parts,
+            parts_in_flight: c.parts_in_flight,
+            request_timeout_ms: s.request_timeout.as_millis().min(u64::MAX as u128) as u64,
+            max_retries: s.max_retries,
+            max_concurrent_uploads: s.max_concurrent_uploads,
+            endpoint: s.endpoint.clone(),
+            region: s.region.clone(),
+            credentials,
+        }
+    }
+}
+
 /// Check `settings` for writing to `bucket` as [`Writer::open`] does, without opening a
-/// writer or sending a request (e.g. when a filesystem initialises, so that a bad value fails
-/// there). Returns the adjustments to report once (see [`WriterConfig::warnings`]).
+/// writer, sending a request or fixing the process-wide settings (e.g. when a filesystem
+/// initialises, so that a bad value fails there). Returns the adjustments to report once
+/// and the effective values.
 ///
 /// Errors: [`ErrorKind::InvalidArgument`] naming the key of an invalid value;
 /// [`ErrorKind::Unsupported`] naming a setting the native writer cannot honour.
-pub fn validate(bucket: &str, settings: &Settings) -> Result<Vec<String>> {
-    Ok(WriterConfig::resolve(settings, bucket)?.warnings)
+pub fn validate(bucket: &str, settings: &Settings) -> Result<Validation> {
+    let config = WriterConfig::resolve(settings, bucket)?;
+    Ok(Validation { effective: EffectiveSettings::of(&config), warnings: config.warnings })
 }
 
 /// Complete a deferred upload from its result, in this or any other process.

@@ -340,6 +340,8 @@ fn build_s3(c: &StoreConfig) -> Result<AmazonS3> {
         if let Some(t) = &c.session_token {
             b = b.with_token(t);
         }
+    } else if let Some(chain) = &c.default_chain {
+        b = chain.configure(b);
     }
     b = match &c.encryption {
         None => b,
@@ -402,6 +404,11 @@ struct ProcessSettings {
 }
 
 static PROCESS: OnceLock<ProcessSettings> = OnceLock::new();
+
+/// The memory budget and runtime threads this process runs with, once fixed.
+pub(crate) fn process_settings() -> Option<(u64, usize)> {
+    PROCESS.get().map(|p| (p.memory_budget, p.runtime_threads))
+}
 
 /// Fix the process-wide settings on first use (see the module docs) and return the runtime.
 /// A later `config` naming other values keeps the fixed ones, with one WARN per key and value.

@@ -423,6 +423,9 @@ pub struct ProxyLogEntry {
     pub headers: HashMap<String, String>,
     /// The request body as text, for bodies of at most 64 KiB of methods other than PUT.
     pub body: Option<String>,
+    /// The access key id that signed the request (from its `Authorization` header).
+    #[serde(default)]
+    pub access_key_id: Option<String>,
 }
 
 impl ProxyLogEntry {

@@ -122,8 +122,11 @@ final class Native {
 
     static native Map<String, Object> globalStatistics();
 
-    /** Check settings as opening a writer would; returns the adjustments to report. */
-    static native java.util.List<String> validate(String bucket, String[] settings) throws IOException;
+    /**
+     * Check settings as opening a writer would; returns the core's Validation by name:
+     * {@code warnings} (a List of String) and {@code effective} (a Map, numbers as Long).
+     */
+    static native Map<String, Object> validate(String bucket, String[] settings) throws IOException;
 
     /** The stream's statistics in S3A's names (IOStatisticsSnapshot's fields), from {@code resultJson} when not null, else the handle. */
     static native Map<String, Object> s3aStatistics(long handle, String resultJson, boolean magic, long hflush, long hsync,

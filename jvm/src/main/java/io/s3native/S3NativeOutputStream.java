@@ -439,8 +439,62 @@ public final class S3NativeOutputStream extends OutputStream {
      * @throws IOException when the native library cannot load
      */
     public static java.util.List<String> validateSettings(String bucket, Map<String, String> settings) throws IOException {
+        return checkSettings(bucket, settings).warnings();
+    }
+
+    /**
+     * {@link #validateSettings}, with the values a stream opened with {@code settings} uses, as
+     * the native writer computes them (defaults and S3A's leniency applied).
+     *
+     * @throws IllegalArgumentException naming the key of an invalid value
+     * @throws UnsupportedSettingException naming a setting the native writer cannot honour
+     * @throws IOException when the native library cannot load
+     */
+    public static SettingsCheck checkSettings(String bucket, Map<String, String> settings) throws IOException {
         Native.load();
-        return Native.validate(bucket, toArray(settings));
+        return new SettingsCheck(Native.validate(bucket, toArray(settings)));
+    }
+
+    /** What {@link #checkSettings} found. */
+    public static final class SettingsCheck {
+        /** The names of {@link #effective()}, as the native library sends them. */
+        public static final java.util.List<String> EFFECTIVE_NAMES = java.util.List.of("memory_budget", "runtime_threads",
+                "part_size", "fixed_part_size", "max_parts", "parts_in_flight", "request_timeout_ms", "max_retries",
+                "max_concurrent_uploads", "endpoint", "region", "credentials");
+
+        private final java.util.List<String> warnings;
+        private final Map<String, Object> effective;
+
+        @SuppressWarnings("unchecked")
+        SettingsCheck(Map<String, Object> nativeForm) {
+            this.warnings = java.util.List.copyOf((java.util.List<String>) nativeForm.get("warnings"));
+            this.effective = java.util.Collections.unmodifiableMap((Map<String, Object>) nativeForm.get("effective"));
+        }
+
+        /** What was adjusted, to report once (one WARN each). */
+        public java.util.List<String> warnings() {
+            return warnings;
+        }
+
+        /**
+         * The effective values by the native writer's names: {@code memory_budget},
+         * {@code part_size} (bytes, Long), {@code fixed_part_size} (Boolean), {@code max_parts},
+         * {@code parts_in_flight}, {@code runtime_threads}, {@code request_timeout_ms},
+         * {@code max_retries}, {@code max_concurrent_uploads} (Long), {@code endpoint} (String or
+         * null), {@code region}, {@code credentials} (String: where they come from, no secret).
+         */
+        public Map<String, Object> effective() {
+            return effective;
+        }
+
+        /** The effective value {@code name} as a number; throws when it is not one. */
+        public long number(String name) {
+            Object v = effective.get(name);
+            if (!(v instanceof Long)) {
+                throw new IllegalStateException("the native writer reported no number " + name + ": " + effective);
+            }
+            return (Long) v;
+        }
     }
 
     /**

@@ -25,6 +25,26 @@ class BoundaryTest {
     }
 
     @Test
+    void theEffectiveSettingsCrossByNameWithTheCoresValues() throws Exception {
+        Map<String, String> settings = new java.util.HashMap<>(S3Test.settings());
+        settings.put("fs.s3a.multipart.size", "5000000"); // S3A's leniency: used as 5 MiB, with a warning
+        settings.put("fs.s3a.fast.upload.active.blocks", "6");
+        settings.put("fs.s3a.native.request.timeout", "90s");
+        S3NativeOutputStream.SettingsCheck check = S3NativeOutputStream.checkSettings("some-bucket", settings);
+        assertEquals(new HashSet<>(S3NativeOutputStream.SettingsCheck.EFFECTIVE_NAMES), check.effective().keySet());
+        assertEquals(5L << 20, check.number("part_size"));
+        assertEquals(6, check.number("parts_in_flight"));
+        assertEquals(90_000, check.number("request_timeout_ms"));
+        assertEquals(Boolean.FALSE, check.effective().get("fixed_part_size"));
+        assertEquals(1, check.warnings().size(), check.warnings().toString());
+        assertTrue(check.warnings().get(0).contains("fs.s3a.multipart.size"), check.warnings().toString());
+        assertEquals(check.warnings(), S3NativeOutputStream.validateSettings("some-bucket", settings));
+        String credentials = (String) check.effective().get("credentials");
+        assertEquals("static keys", credentials);
+        assertFalse(check.effective().toString().contains(settings.get("fs.s3a.secret.key")), check.effective().toString());
+    }
+
+    @Test
     void everyResultFieldCrossesByName() throws Exception {
         String bucket = S3Test.newBucket("boundary");
         Map<String, String> settings = S3Test.settings();

@@ -404,8 +404,10 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         }
         // The settings as the native writer reads them: a bad value fails here, naming its key,
         // not at the first write; one the native writer cannot honour falls back from here on.
+        S3NativeOutputStream.SettingsCheck check;
         try {
-            for (String warning : S3NativeOutputStream.validateSettings(getBucket(), settings.map)) {
+            check = S3NativeOutputStream.checkSettings(getBucket(), settings.map);
+            for (String warning : check.warnings()) {
                 LOG.warn("s3native: {}", warning);
             }
         } catch (UnsupportedSettingException e) {
@@ -420,29 +422,20 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             return;
         }
         credentials = Credentials.share(this);
-        LOG.info("s3native: native writes for s3a://{} ({})", getBucket(), writeSettingsSummary(settings.map));
+        LOG.info("s3native: native writes for s3a://{} ({})", getBucket(), writeSettingsSummary(check));
     }
 
     /**
-     * {@code memory budget 1 GiB, part size 64 MiB, 4 parts in flight}: the figures of the map
-     * handed to the native writer, with the documented defaults (README, Settings). A value
-     * that does not parse is shown as given (the native writer names it at the first create).
+     * {@code memory budget 1 GiB, part size 64 MiB, 4 parts in flight}: the native writer's
+     * effective values (its defaults, S3A's rounding of {@code fs.s3a.multipart.size}, and the
+     * process's budget once fixed), as {@link S3NativeOutputStream#checkSettings} reports them.
      */
-    static String writeSettingsSummary(Map<String, String> map) {
-        String budget = map.getOrDefault("fs.s3a.native.memory.budget", "1G");
-        String part = map.getOrDefault("fs.s3a.native.part.size", map.getOrDefault("fs.s3a.multipart.size", "64M"));
-        String inFlight = map.getOrDefault("fs.s3a.native.parts.in.flight",
-                map.getOrDefault("fs.s3a.fast.upload.active.blocks", "4"));
-        return "memory budget " + size(budget) + ", part size " + size(part) + ", " + inFlight.trim() + " parts in flight";
+    static String writeSettingsSummary(S3NativeOutputStream.SettingsCheck check) {
+        return "memory budget " + size(check.number("memory_budget")) + ", part size " + size(check.number("part_size"))
+                + ", " + check.number("parts_in_flight") + " parts in flight";
     }
 
-    private static String size(String value) {
-        long b;
-        try {
-            b = org.apache.hadoop.util.StringUtils.TraditionalBinaryPrefix.string2long(value.trim());
-        } catch (RuntimeException e) {
-            return value;
-        }
+    private static String size(long b) {
         String[] units = {"GiB", "MiB", "KiB"};
         long[] sizes = {1L << 30, 1L << 20, 1L << 10};
         for (int i = 0; i < units.length; i++) {

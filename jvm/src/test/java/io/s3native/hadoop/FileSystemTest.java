@@ -193,6 +193,10 @@ class FileSystemTest {
         assertEquals(1, fs.getNativeCreateCount());
         assertArrayEquals(data, HadoopS3.read(fs, path("rounded/part-size")));
         fs.close();
+        // The INFO line shows the core's effective part size, not the value as configured.
+        String summary = NativeS3AFileSystem.writeSettingsSummary(
+                io.s3native.S3NativeOutputStream.checkSettings(bucket, java.util.Map.of("fs.s3a.multipart.size", "5000000")));
+        assertTrue(summary.contains("part size 5 MiB, 4 parts in flight"), summary);
     }
 
     @Test
