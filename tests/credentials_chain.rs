@@ -51,14 +51,15 @@ fn not_found_server() -> (String, Arc<AtomicUsize>) {
 /// only); its URL, CA file and response log.
 fn sts_front(dir: &Path) -> (Running, String, PathBuf, PathBuf) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut child = Command::new("python3")
+    // .venv/'s Python (scripts/s3-server.sh install): the front's certificates need `cryptography`.
+    let mut child = Command::new(root.join(".venv/bin/python"))
         .arg(root.join("tests/support/sts_front.py"))
         .args(["--upstream", &common::env().endpoint, "--dir"])
         .arg(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .expect("python3 on PATH");
+        .expect(".venv/bin/python (scripts/s3-server.sh install)");
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let running = Running(child);

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""An HTTPS STS front for object_store's web identity (standard library and the openssl command
-only): object_store sends AssumeRoleWithWebIdentity to its STS endpoint over HTTPS only, with
+"""An HTTPS STS front for object_store's web identity (run by .venv/'s Python: the throw-away CA
+and certificate come from tls_front.py, which needs the `cryptography` package): object_store sends AssumeRoleWithWebIdentity to its STS endpoint over HTTPS only, with
 its parameters in the query string. Unlike tls_front.py (which forwards bytes unchanged, for
 the JVM), this front works on HTTP requests, so it can reshape them for moto. Makes a throw-away CA and a certificate for 127.0.0.1
-in DIR, listens on 127.0.0.1 (a free port), forwards every request to UPSTREAM with the Host
+in DIR (ca.pem, server.pem, server-key.pem), listens on 127.0.0.1 (a free port), forwards every request to UPSTREAM with the Host
 header set to HOST, and appends each answer's body to DIR/responses.log. moto picks the service
 of an unsigned request from its form body (`Action=...`), while object_store sends STS's
 parameters in the query string: a POST without a body has its query moved into a form body. Prints one JSON line
@@ -17,24 +17,12 @@ import http.client
 import json
 import os
 import ssl
-import subprocess
 import sys
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-
-def make_certificates(d):
-    """DIR/ca.pem (a CA) and DIR/cert.pem + DIR/key.pem (127.0.0.1, signed by it)."""
-    def run(*args):
-        subprocess.run(["openssl", *args], check=True, capture_output=True)
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=s3native test CA",
-        "-keyout", f"{d}/ca.key", "-out", f"{d}/ca.pem")
-    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", f"{d}/key.pem", "-out", f"{d}/cert.csr")
-    with open(f"{d}/ext.cnf", "w") as f:
-        f.write("basicConstraints=critical,CA:FALSE\nsubjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
-    run("x509", "-req", "-in", f"{d}/cert.csr", "-CA", f"{d}/ca.pem", "-CAkey", f"{d}/ca.key", "-CAcreateserial",
-        "-days", "1", "-extfile", f"{d}/ext.cnf", "-out", f"{d}/cert.pem")
+from tls_front import make_certificates
 
 
 def main():
@@ -44,7 +32,7 @@ def main():
     p.add_argument("--host", default="sts.amazonaws.com")
     a = p.parse_args()
     os.makedirs(a.dir, exist_ok=True)
-    make_certificates(a.dir)
+    cert, key = make_certificates(a.dir, "127.0.0.1")
     up = urllib.parse.urlsplit(a.upstream)
     log_path = os.path.join(a.dir, "responses.log")
     lock = threading.Lock()
@@ -85,7 +73,7 @@ def main():
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(f"{a.dir}/cert.pem", f"{a.dir}/key.pem")
+    ctx.load_cert_chain(cert, key)
     server.socket = ctx.wrap_socket(server.socket, server_side=True)
     print(json.dumps({"url": f"https://127.0.0.1:{server.server_address[1]}", "ca": f"{a.dir}/ca.pem", "log": log_path}),
           flush=True)
