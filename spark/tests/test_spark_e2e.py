@@ -4,10 +4,13 @@ import re
 import pytest
 
 import sparkconf as sc
+from conftest import SCENARIOS
 
 
 def scenario(run, name):
     line, fs, afs, report = run
+    if SCENARIOS is not None and name not in SCENARIOS:
+        pytest.skip(f"scenario {name} is not in S3NATIVE_SPARK_SCENARIOS")
     r = report["scenarios"][name]
     assert "error" not in r, f"Spark {line}, scenario {name} raised:\n{r['error']}"
     return r
