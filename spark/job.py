@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 import traceback
+import uuid
 
 from pyspark import TaskContext
 from pyspark.sql import SparkSession
@@ -250,6 +251,82 @@ def scenario_stock_twin(spark, args):
     return out
 
 
+def task_output_bytes(spark, group):
+    """outputMetrics.bytesWritten of every task of the jobs run under job group `group`, as
+    Spark's status store has them (what its UI and REST API show): {"stages": [{"stage",
+    "tasks": [{"index", "attempt", "status", "bytes"}]}]}, stages in id order. The store is
+    fed by the listener bus, so this waits for the bus to be empty first."""
+    jsc = spark.sparkContext._jsc.sc()
+    jsc.listenerBus().waitUntilEmpty()
+    tracker = spark.sparkContext.statusTracker()
+    store = jsc.statusStore()
+    stages = []
+    for job in sorted(tracker.getJobIdsForGroup(group)):
+        for stage in sorted(tracker.getJobInfo(job).stageIds):
+            info = tracker.getStageInfo(stage)
+            if info is None:  # a stage skipped (its shuffle output reused)
+                continue
+            seq = store.taskList(stage, info.currentAttemptId, 1 << 20)
+            tasks = []
+            for i in range(seq.size()):
+                t = seq.apply(i)
+                m = t.taskMetrics()
+                tasks.append({"index": t.index(), "attempt": t.attempt(), "status": t.status(),
+                              "bytes": m.get().outputMetrics().bytesWritten() if m.isDefined() else None})
+            stages.append({"stage": stage, "tasks": sorted(tasks, key=lambda t: (t["index"], t["attempt"]))})
+    return {"stages": stages}
+
+
+# The task-metrics job: small, several tasks, each writing one file.
+METRICS_TASKS = 4
+
+
+def task_metrics_of(spark, write):
+    """Runs write() in a job group of its own; returns task_output_bytes of its jobs."""
+    sc = spark.sparkContext
+    group = f"task-metrics-{uuid.uuid4().hex[:8]}"
+    sc.setJobGroup(group, "task metrics")
+    try:
+        write()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return task_output_bytes(spark, group)
+
+
+def metrics_writes(spark, base, impl=None):
+    """The same two writes to `base`: a DataFrame written as Parquet (Spark SQL's file writer:
+    outputMetrics from the files' lengths, or on a magic path from the marker's length header)
+    and an RDD written with the new Hadoop API's TextOutputFormat (SparkHadoopWriter:
+    outputMetrics from the task thread's FileSystem.Statistics). `impl`: the fs.s3a.impl the
+    bucket's FileSystem is created with when it is not cached yet."""
+    df_dest, rdd_dest = f"{base}/dataframe", f"{base}/rdd"
+    if impl:
+        fs_statistics(spark, df_dest, impl)  # creates the bucket's FileSystem with impl (cached)
+    df = spark.range(0, 40_000, numPartitions=METRICS_TASKS).select(
+        "id", F.sha2(F.col("id").cast("string"), 256).alias("h"))
+    rdd = spark.sparkContext.parallelize(range(40_000), METRICS_TASKS).map(lambda i: (None, f"line {i:08d}"))
+    w = df.write.mode("overwrite")
+    if impl:
+        w = w.option("fs.s3a.impl", impl)
+    out = {"dataframe": {"dest": df_dest, **task_metrics_of(spark, lambda: w.parquet(df_dest))},
+           "rdd": {"dest": rdd_dest, **task_metrics_of(spark, lambda: rdd.saveAsNewAPIHadoopFile(
+               rdd_dest, "org.apache.hadoop.mapreduce.lib.output.TextOutputFormat",
+               keyClass="org.apache.hadoop.io.NullWritable", valueClass="org.apache.hadoop.io.Text",
+               conf={"fs.s3a.impl": impl} if impl else None))}}
+    for o in out.values():
+        o["classes"] = fs_classes(spark, o["dest"])
+    return out
+
+
+def scenario_task_metrics(spark, args):
+    """Spark's task output metrics (bytesWritten) of the same small jobs through the filesystem
+    under test and, with --stock-base, through stock S3AFileSystem."""
+    out = {"ours": metrics_writes(spark, f"{args.base}/metrics")}
+    if args.stock_base:
+        out["stock"] = metrics_writes(spark, f"{args.stock_base}/metrics", "org.apache.hadoop.fs.s3a.S3AFileSystem")
+    return out
+
+
 SCENARIOS = {
     "unpartitioned": scenario_unpartitioned,
     "partitioned": scenario_partitioned,
@@ -258,6 +335,7 @@ SCENARIOS = {
     "failed_job": scenario_failed_job,
     "streaming": scenario_streaming,
     "stock_twin": scenario_stock_twin,
+    "task_metrics": scenario_task_metrics,
 }
 
 

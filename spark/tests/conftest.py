@@ -3,6 +3,8 @@ scenario (spark/job.py e2e), then each test checks one scenario's report and wha
 on S3. Settings:
   S3NATIVE_SPARK_LINES       Spark lines to test (default "3.5 4.0")
   S3NATIVE_SPARK_SCALE       TPC-H scale factor of the input (default 0.01 = 60,175 rows)
+  S3NATIVE_SPARK_SCENARIOS   the scenarios of spark/job.py to run (default all; the tests of
+                             the others are skipped)
   S3NATIVE_FS_IMPL           fs.s3a.impl under test (default: io.s3native.hadoop.NativeS3AFileSystem);
                              S3NATIVE_AFS_IMPL likewise
   S3NATIVE_TEST_ENDPOINT...  as for the other suites (README); the repository's shared moto
@@ -21,6 +23,7 @@ import sparkconf as sc  # noqa: E402
 from s3server import Endpoint, empty_bucket  # noqa: E402
 
 LINES = os.environ.get("S3NATIVE_SPARK_LINES", "3.5 4.0").split()
+SCENARIOS = os.environ.get("S3NATIVE_SPARK_SCENARIOS", "").split() or None
 RUN_DIR = os.path.join(sc.SPARK, "test")
 
 
@@ -87,6 +90,8 @@ def run(request, endpoint, lineitem, stock_bucket):
     args = ["e2e", "--lineitem", lineitem, "--base", base, "--report", report]
     if stock_bucket:
         args += ["--stock-base", f"s3a://{stock_bucket}/spark-e2e/{line}"]
+    if SCENARIOS:
+        args += ["--only"] + SCENARIOS
     rc = sc.spark_submit(line, props, args, log, master="local[2,2]", timeout=900)
     assert rc == 0 and os.path.exists(report), f"spark-submit exited {rc}; see {log}"
     return line, fs, afs, json.load(open(report))

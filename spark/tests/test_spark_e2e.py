@@ -1,11 +1,16 @@
 """Spark writes through s3native with the S3A magic committer, on each Spark line."""
+import re
+
 import pytest
 
 import sparkconf as sc
+from conftest import SCENARIOS
 
 
 def scenario(run, name):
     line, fs, afs, report = run
+    if SCENARIOS is not None and name not in SCENARIOS:
+        pytest.skip(f"scenario {name} is not in S3NATIVE_SPARK_SCENARIOS")
     r = report["scenarios"][name]
     assert "error" not in r, f"Spark {line}, scenario {name} raised:\n{r['error']}"
     return r
@@ -158,3 +163,78 @@ def test_success_iostatistics_show_what_stock_shows(run, endpoint, name):
     missing = sorted(set(stock) - set(ours))
     assert not missing, f"in stock S3A's _SUCCESS, not in ours: {missing}"
     assert ours.get("stream_write_bytes") == out["bytes"], (ours.get("stream_write_bytes"), out["bytes"])
+
+
+
+# ---- Spark's task output metrics (outputMetrics.bytesWritten), against stock S3A -----------
+
+TASK_FILE = re.compile(r"/part-(?:r-)?(\d{5})")
+METRICS_TASKS = 4  # spark/job.py's METRICS_TASKS: tasks of each write, one file each
+
+
+def write_tasks(w):
+    """{partition: bytesWritten} of the write stage (the job's last) of one write; each task
+    succeeded at its first attempt."""
+    stages = w["stages"]
+    assert stages, f"no stage ran for {w['dest']}"
+    tasks = stages[-1]["tasks"]
+    assert [(t["status"], t["attempt"]) for t in tasks] == [("SUCCESS", 0)] * len(tasks), tasks
+    return {t["index"]: t["bytes"] for t in tasks}
+
+
+def task_files(endpoint, w):
+    """{partition: bytes of the data file its task wrote}, from S3's listing (one file a task)."""
+    keys = sc.committed_output(endpoint.s3, w["dest"])["keys"]
+    objs = sc.listing(endpoint.s3, w["dest"])
+    sizes = {}
+    for key in keys:
+        n = int(TASK_FILE.search("/" + key).group(1))
+        assert n not in sizes, f"two files of task {n}: {keys}"
+        sizes[n] = objs[key][0]
+    return sizes
+
+
+def task_metrics(run, endpoint, side, kind):
+    r = scenario(run, "task_metrics")
+    if side not in r:
+        pytest.skip("no bucket for the stock-S3A twin writes")
+    w = r[side][kind]
+    want = sc.STOCK_FS if side == "stock" else run[1]
+    assert w["classes"]["filesystem"] == want, w["classes"]
+    tasks, files = write_tasks(w), task_files(endpoint, w)
+    assert sorted(tasks) == sorted(files) == list(range(METRICS_TASKS)), (tasks, files)
+    return tasks, files
+
+
+def test_task_output_bytes_of_a_dataframe_write_are_its_files(run, endpoint):
+    """Spark SQL's writer reports each task's bytesWritten from the length of the file it wrote
+    (on a magic path: the marker's x-hadoop-s3a-magic-data-length header): per task, the bytes of
+    its object on S3, on the native path as on stock S3A."""
+    ours, ours_files = task_metrics(run, endpoint, "ours", "dataframe")
+    assert all(b > 0 for b in ours.values()), ours
+    assert ours == ours_files, f"task bytesWritten {ours}, objects {ours_files}"
+    stock, stock_files = task_metrics(run, endpoint, "stock", "dataframe")
+    assert stock == stock_files, f"stock S3A: task bytesWritten {stock}, objects {stock_files}"
+    assert ours == stock, "the same job wrote other bytes through stock S3A"
+
+
+# What a magic task commit writes besides its data file through FileSystem.create on the task
+# thread: its .pendingset (one commit, with the stream's IOStatistics: ~3.6 KiB stock, ~6.3
+# KiB native on Hadoop 3.3.4). Bounds the metric from above well below one data file.
+TASK_COMMIT_BYTES_MAX = 32 * 1024
+
+
+def test_task_output_bytes_of_an_rdd_write_count_its_file_once(run, endpoint):
+    """SparkHadoopWriter (RDD.saveAsNewAPIHadoopFile) reports each task's bytesWritten from the
+    task thread's FileSystem.Statistics, read after task commit: the bytes of the task's data
+    file, counted once, plus what the task commit wrote through the filesystem (its .pendingset,
+    deleted by job commit) where stock S3A's shows such bytes too."""
+    extra = {}
+    for side in ("ours", "stock"):
+        tasks, files = task_metrics(run, endpoint, side, "rdd")
+        assert all(files[n] > TASK_COMMIT_BYTES_MAX for n in files), files  # so the bound tells
+        extra[side] = {n: tasks[n] - files[n] for n in files}
+        assert all(0 <= x < TASK_COMMIT_BYTES_MAX for x in extra[side].values()), \
+            f"{side}: task bytesWritten {tasks}, objects {files}"
+    assert {n: x > 0 for n, x in extra["ours"].items()} == {n: x > 0 for n, x in extra["stock"].items()}, \
+        f"bytes beyond the data files: ours {extra['ours']}, stock S3A {extra['stock']}"

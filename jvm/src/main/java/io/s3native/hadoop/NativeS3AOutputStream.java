@@ -35,6 +35,12 @@ import io.s3native.S3NativeOutputStream;
  * thread's IOStatisticsContext, as S3A's stream does. The magic committer's {@code _SUCCESS}
  * gets a stream's statistics only through its {@code .pending} file, which the native writer
  * writes (S3A's own task commit resets the thread context before it would add it).
+ *
+ * <p>Hadoop's FileSystem.Statistics, whose thread-level bytesWritten Spark reports as a task's
+ * output bytes, are counted by the FSDataOutputStream {@link NativeS3AFileSystem} wraps this
+ * stream in, on the writing thread as each write returns; S3A's stream adds its bytes at close,
+ * on the closing thread. A task writes and closes on its own thread, so the task sees the same
+ * bytes either way (ThreadStatisticsTest), and on the native path they show while it writes.
  */
 final class NativeS3AOutputStream extends OutputStream implements StreamCapabilities, Abortable, Syncable, IOStatisticsSource {
     private static final Logger LOG = LoggerFactory.getLogger(NativeS3AOutputStream.class);
