@@ -15,8 +15,9 @@
 //! SDK follow a 301 to the bucket's region (`x-amz-bucket-region`); SDK v1's "global bucket
 //! access" asks for the bucket's region before its first request. The native client does
 //! the same thing once per bucket per process (see `pool`), when it talks to AWS's own
-//! endpoints: with an endpoint override (a regional or third-party endpoint) it signs with
-//! the region above and does not follow a redirect.
+//! endpoints and no region is configured: with a configured region, or an endpoint override
+//! (a regional or third-party endpoint), it signs with the region above and does not follow
+//! a redirect (S3's 301 error is the write's error).
 
 use crate::error::{Error, Result};
 
@@ -60,7 +61,11 @@ pub struct Resolution {
     pub region: String,
     /// Whether the configured endpoint is used; false: AWS's own endpoint for `region`.
     pub use_endpoint: bool,
-    /// Ask S3 for the bucket's region (`x-amz-bucket-region`) and use it instead of `region`.
+    /// Ask S3 for the bucket's region (`x-amz-bucket-region`) and use it instead of `region`:
+    /// where S3A's SDK would follow the bucket to its region, and no region is configured. A
+    /// configured region is trusted without a request (the SDKs would follow a wrong one; the
+    /// native client then fails with S3's redirect error, and private networks without a
+    /// route to `s3.amazonaws.com` pay no lookup).
     pub lookup_bucket_region: bool,
 }
 
@@ -86,12 +91,13 @@ pub fn resolve(
             let Some(endpoint) = endpoint else {
                 // No endpoint: the SDK is told to find the bucket's region ("global bucket
                 // access"), starting from the configured region or us-east-1.
-                let region = match configured {
-                    None => CENTRAL_REGION.to_string(),
+                // A configured region is taken as the bucket's (see `Resolution`).
+                let (region, lookup) = match configured {
+                    None => (CENTRAL_REGION.to_string(), true),
                     Some("") => return Err(sdk_chain()),
-                    Some(r) => r.to_string(),
+                    Some(r) => (r.to_string(), false),
                 };
-                return Ok(Resolution { region, use_endpoint: false, lookup_bucket_region: true });
+                return Ok(Resolution { region, use_endpoint: false, lookup_bucket_region: lookup });
             };
             if let Some(region) = explicit {
                 return Ok(Resolution { region, use_endpoint: true, lookup_bucket_region: false });
@@ -127,6 +133,7 @@ pub fn resolve(
                     use_endpoint = true;
                 }
             }
+            let configured_region = explicit_is_set(configured);
             let region = match (region, configured) {
                 (Some(r), _) => r,
                 (None, None) => {
@@ -135,9 +142,13 @@ pub fn resolve(
                 }
                 (None, Some(_)) => return Err(sdk_chain()),
             };
-            Ok(Resolution { region, use_endpoint, lookup_bucket_region: cross && !use_endpoint })
+            Ok(Resolution { region, use_endpoint, lookup_bucket_region: cross && !use_endpoint && !configured_region })
         }
     }
+}
+
+fn explicit_is_set(configured: Option<&str>) -> bool {
+    configured.is_some_and(|r| !r.is_empty())
 }
 
 /// The host of an endpoint given as a URL or host[:port] (as SDK v1's `toUri(...).getHost()`).
@@ -292,19 +303,19 @@ mod tests {
     #[test]
     fn no_endpoint_or_the_central_one_looks_the_bucket_up() {
         assert_eq!(r(Rule::V1, None, None), s("us-east-1", false, true));
-        assert_eq!(r(Rule::V1, None, Some("eu-west-1")), s("eu-west-1", false, true));
+        assert_eq!(r(Rule::V1, None, Some("eu-west-1")), s("eu-west-1", false, false));
         assert_eq!(r(Rule::V1, Some("s3.amazonaws.com"), None), s("us-east-1", false, true));
         for rule in [Rule::V2, Rule::V2CrossRegionKey] {
             assert_eq!(r(rule, None, None), s("us-east-2", false, true), "{rule:?}");
             assert_eq!(r(rule, Some("s3.amazonaws.com"), None), s("us-east-2", false, true), "{rule:?}");
             assert_eq!(r(rule, Some("https://s3.amazonaws.com"), None), s("us-east-2", false, true), "{rule:?}");
         }
-        // An explicit region with no endpoint: 3.4.1 turns cross-region access off, 3.4.2+
-        // leaves it to the key.
+        // A configured region is trusted: no lookup, on any line.
         assert_eq!(r(Rule::V2, None, Some("eu-west-1")), s("eu-west-1", false, false));
-        assert_eq!(r(Rule::V2CrossRegionKey, None, Some("eu-west-1")), s("eu-west-1", false, true));
-        // ... and the central endpoint keeps it on in 3.4.1 even with a region.
-        assert_eq!(r(Rule::V2, Some("s3.amazonaws.com"), Some("eu-west-1")), s("eu-west-1", false, true));
+        assert_eq!(r(Rule::V2CrossRegionKey, None, Some("eu-west-1")), s("eu-west-1", false, false));
+        assert_eq!(r(Rule::V2, Some("s3.amazonaws.com"), Some("eu-west-1")), s("eu-west-1", false, false));
+        // A blank one with the central endpoint is the central rule's.
+        assert_eq!(r(Rule::V2, Some("s3.amazonaws.com"), Some("")), s("us-east-2", false, true));
     }
 
     #[test]
