@@ -22,8 +22,12 @@
 //! | `fs.s3a.native.payload.signing` | SigV4-sign the payload (SHA-256 of every byte) | true over http, false over https |
 //! | `fs.s3a.native.request.timeout` | one HTTP request, body included (seconds if no unit) | 5 min |
 //! | `fs.s3a.native.metadata.endpoint` | the EC2 instance metadata service of the default credential chain (see [`crate::credentials`]) | `AWS_METADATA_ENDPOINT`, else `http://169.254.169.254` |
+//! | `fs.s3a.native.trusted.certificates` | PEM certificates trusted in addition to the built-in roots (the JVM side puts the certificates of `javax.net.ssl.trustStore` here) | none |
+//! | `fs.s3a.native.region.rule` | the Hadoop line whose region rule applies: `3.3`, `3.4.1` or `3.4.2` (see [`region`]; the JVM side sets it) | `3.4.2` |
 //!
-//! S3A keys read: `fs.s3a.endpoint`, `fs.s3a.endpoint.region`, `fs.s3a.path.style.access`,
+//! S3A keys read: `fs.s3a.endpoint`, `fs.s3a.endpoint.region` (when unset, the region S3A
+//! derives from the endpoint: see [`region`]), `fs.s3a.cross.region.access.enabled`,
+//! `fs.s3a.path.style.access`,
 //! `fs.s3a.connection.ssl.enabled`, `fs.s3a.access.key`, `fs.s3a.secret.key`,
 //! `fs.s3a.session.token`, `fs.s3a.multipart.size`, `fs.s3a.fast.upload.active.blocks`,
 //! `fs.s3a.connection.maximum`, `fs.s3a.retry.limit`, `fs.s3a.encryption.algorithm` /
@@ -37,6 +41,11 @@ use std::time::Duration;
 
 use crate::credentials::{DefaultChain, SharedCredentials};
 use crate::error::{Error, Result};
+
+pub mod region;
+
+/// The native key of extra trusted root certificates (PEM).
+pub const TRUSTED_CERTIFICATES_KEY: &str = "fs.s3a.native.trusted.certificates";
 
 /// 5 MiB: S3's smallest allowed part other than the last.
 pub const MIN_PART_SIZE: u64 = 5 * 1024 * 1024;
@@ -206,7 +215,13 @@ pub struct StoreConfig {
     pub bucket: String,
     /// Endpoint URL with scheme, bucket included for virtual-hosted style; `None` = AWS.
     pub endpoint: Option<String>,
+    /// The signing region S3A's rule gives (see [`region`]).
     pub region: String,
+    /// Look the bucket's region up (`x-amz-bucket-region`, once per bucket per process) and
+    /// sign with it instead of `region`: S3A's cross-region access on AWS's own endpoints.
+    pub lookup_bucket_region: bool,
+    /// PEM certificates trusted in addition to the built-in roots.
+    pub trusted_certificates: Option<String>,
     pub path_style: bool,
     pub allow_http: bool,
     pub access_key: Option<String>,
@@ -246,6 +261,11 @@ impl fmt::Debug for StoreConfig {
             .field("bucket", &self.bucket)
             .field("endpoint", &self.endpoint)
             .field("region", &self.region)
+            .field("lookup_bucket_region", &self.lookup_bucket_region)
+            .field(
+                "trusted_certificates",
+                &self.trusted_certificates.as_ref().map(|p| p.matches("-----BEGIN CERTIFICATE-----").count()),
+            )
             .field("path_style", &self.path_style)
             .field("keys", &self.access_key.as_ref().map(|_| "****"))
             .field("credentials", &self.credentials)
@@ -293,7 +313,8 @@ impl WriterConfig {
     /// key of an invalid value; [`ErrorKind::Unsupported`](crate::error::ErrorKind::Unsupported)
     /// naming the key of a setting the native writer cannot reproduce (`fs.s3a.acl.default`,
     /// client-side encryption `CSE-KMS`/`CSE-CUSTOM`, `fs.s3a.encryption.context`,
-    /// access points, FIPS endpoints, an HTTP proxy).
+    /// access points, FIPS endpoints, an HTTP proxy, a blank `fs.s3a.endpoint.region` that
+    /// S3A would leave to the AWS SDK's region chain).
     pub fn resolve(settings: &Settings, bucket: &str) -> Result<WriterConfig> {
         validate_bucket(bucket)?;
         let r = Reader { settings, bucket };
@@ -301,9 +322,34 @@ impl WriterConfig {
 
         let ssl = r.bool("connection.ssl.enabled", true)?;
         let path_style = r.bool("path.style.access", false)?;
-        let endpoint = r.str("endpoint").map(|e| endpoint_url(e, ssl, path_style, bucket)).transpose()?;
+        let rule = match r.str("native.region.rule") {
+            None => region::Rule::V2CrossRegionKey,
+            Some(v) => region::Rule::parse(v).map_err(|why| Error::invalid_setting(&r.key("native.region.rule"), why))?,
+        };
+        let raw_endpoint = r.str("endpoint");
+        let where_to = region::resolve(
+            rule,
+            raw_endpoint,
+            r.str_or_blank("endpoint.region"),
+            r.bool("cross.region.access.enabled", true)?,
+            &r.key("endpoint.region"),
+        )?;
+        let endpoint = match raw_endpoint {
+            Some(e) if where_to.use_endpoint => Some(endpoint_url(e, ssl, path_style, bucket)?),
+            _ => None,
+        };
         let allow_http = endpoint.as_deref().is_some_and(|e| e.starts_with("http://"));
-        let region = r.str("endpoint.region").unwrap_or("us-east-1").to_string();
+        let region = where_to.region;
+        let trusted_certificates = match r.str("native.trusted.certificates") {
+            None => None,
+            Some(pem) if pem.contains("-----BEGIN CERTIFICATE-----") => Some(pem.to_string()),
+            Some(_) => {
+                return Err(Error::invalid_setting(
+                    &r.key("native.trusted.certificates"),
+                    "holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+                ))
+            }
+        };
 
         let (access_key, secret_key, session_token) = r.credentials()?;
         let default_chain = (settings.credentials.is_none() && access_key.is_none())
@@ -357,6 +403,8 @@ impl WriterConfig {
                 bucket: bucket.to_string(),
                 endpoint,
                 region,
+                lookup_bucket_region: where_to.lookup_bucket_region,
+                trusted_certificates,
                 path_style,
                 allow_http,
                 access_key,
@@ -472,6 +520,15 @@ impl Reader<'_> {
 
     fn key(&self, rest: &str) -> String {
         self.settings.key_for(self.bucket, rest)
+    }
+
+    /// Like [`Reader::str`], but a key set to a blank value is `Some("")`.
+    fn str_or_blank(&self, rest: &str) -> Option<&str> {
+        let per_bucket = format!("fs.s3a.bucket.{}.{rest}", self.bucket);
+        self.settings
+            .get_raw(&per_bucket)
+            .or_else(|| self.settings.get_raw(&format!("fs.s3a.{rest}")))
+            .map(str::trim)
     }
 
     fn bool(&self, rest: &str, default: bool) -> Result<bool> {

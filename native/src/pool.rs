@@ -298,28 +298,86 @@ static STORES: LazyLock<Mutex<LruCache<StoreConfig, Arc<Store>>>> =
 
 /// The shared client for `config`, built on first use.
 pub(crate) fn store(config: &StoreConfig) -> Result<Arc<Store>> {
+    if let Some(s) = STORES.lock().unwrap_or_else(|p| p.into_inner()).get(config) {
+        return Ok(s.clone());
+    }
+    // Outside the cache's lock: this may ask S3 for the bucket's region.
+    let options = client_options(config)?;
+    let region = signing_region(config, &options);
+    let built = Arc::new(Store {
+        s3: build_s3(config, options, &region)?,
+        upload_slots: Semaphore::new(config.max_concurrent_uploads),
+        config: config.clone(),
+    });
     let mut stores = STORES.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(s) = stores.get(config) {
         return Ok(s.clone());
     }
-    let store = Arc::new(Store {
-        s3: build_s3(config)?,
-        upload_slots: Semaphore::new(config.max_concurrent_uploads),
-        config: config.clone(),
-    });
-    stores.put(config.clone(), store.clone());
-    Ok(store)
+    stores.put(config.clone(), built.clone());
+    Ok(built)
 }
 
-fn build_s3(c: &StoreConfig) -> Result<AmazonS3> {
-    let options = ClientOptions::new()
+/// Regions of buckets looked up so far (S3A's cross-region access), one HEAD per bucket per
+/// process; a failed lookup keeps the rule's region.
+static BUCKET_REGIONS: LazyLock<Mutex<HashMap<String, String>>> = LazyLock::new(Default::default);
+
+/// The region to sign with: the rule's, or the bucket's own when `config` asks for the lookup
+/// (an unsigned HEAD of the bucket on `s3.amazonaws.com`, whose `x-amz-bucket-region` answer
+/// names the region, as the AWS SDKs do for S3A). The lookup runs on a thread of its own,
+/// so this is safe from any thread.
+fn signing_region(config: &StoreConfig, options: &ClientOptions) -> String {
+    if !config.lookup_bucket_region {
+        return config.region.clone();
+    }
+    if let Some(r) = BUCKET_REGIONS.lock().unwrap_or_else(|p| p.into_inner()).get(&config.bucket) {
+        return r.clone();
+    }
+    let found = std::thread::scope(|s| {
+        s.spawn(|| -> std::result::Result<String, String> {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+            rt.block_on(object_store::aws::resolve_bucket_region(&config.bucket, options)).map_err(|e| e.to_string())
+        })
+        .join()
+        .unwrap_or_else(|_| Err("the lookup failed".into()))
+    });
+    let region = match found {
+        Ok(r) => r,
+        Err(why) => {
+            eprintln!(
+                "WARN s3native: could not look up the region of bucket {} ({why}); signing with {}",
+                config.bucket, config.region
+            );
+            config.region.clone()
+        }
+    };
+    BUCKET_REGIONS.lock().unwrap_or_else(|p| p.into_inner()).entry(config.bucket.clone()).or_insert(region).clone()
+}
+
+/// HTTP client options of `c`: timeouts, plain HTTP, extra trusted roots.
+fn client_options(c: &StoreConfig) -> Result<ClientOptions> {
+    let mut options = ClientOptions::new()
         .with_timeout(c.request_timeout)
         .with_connect_timeout(Duration::from_secs(10))
         .with_allow_http(c.allow_http);
+    if let Some(pem) = &c.trusted_certificates {
+        let certs = object_store::Certificate::from_pem_bundle(pem.as_bytes()).map_err(|e| {
+            Error::invalid_setting(
+                config::TRUSTED_CERTIFICATES_KEY,
+                format!("not a PEM certificate bundle for bucket {}: {e}", c.bucket),
+            )
+        })?;
+        for cert in certs {
+            options = options.with_root_certificate(cert);
+        }
+    }
+    Ok(options)
+}
+
+fn build_s3(c: &StoreConfig, options: ClientOptions, region: &str) -> Result<AmazonS3> {
     let mut b = AmazonS3Builder::new()
         .with_client_options(options)
         .with_bucket_name(&c.bucket)
-        .with_region(&c.region)
+        .with_region(region)
         .with_allow_http(c.allow_http)
         .with_virtual_hosted_style_request(!c.path_style)
         .with_unsigned_payload(!c.sign_payload)

@@ -15,9 +15,12 @@ Control API, on the same port under /__fault/ (never forwarded):
   GET    /__fault/rules   list the rules still armed
   DELETE /__fault/rules   remove every rule
   GET    /__fault/log     JSON list of flat {"method","path","query","status",
-                          "fault","upstream_status","access_key_id"} objects
-                          (access_key_id: the key id that signed the request,
-                          from Authorization's Credential=, or null), one per proxied
+                          "fault","upstream_status","access_key_id","region"}
+                          objects (access_key_id: the key id that signed the
+                          request, from Authorization's Credential=, or null;
+                          region: the region of its SigV4 credential scope,
+                          Credential=AKID/DATE/REGION/SERVICE/aws4_request, or
+                          of X-Amz-Credential in a presigned query, or null), one per proxied
                           request since the last DELETE (the last 10,000 are
                           kept), logged just before the answer is sent (so a
                           client that has its answer finds its request in the
@@ -93,6 +96,18 @@ def access_key_id(authorization):
     if not authorization or "Credential=" not in authorization:
         return None
     return authorization.split("Credential=", 1)[1].split("/", 1)[0]
+
+
+def signing_region(authorization, query):
+    """The region of a SigV4 credential scope (AKID/DATE/REGION/SERVICE/aws4_request), from
+    the Authorization header or a presigned X-Amz-Credential parameter, or None."""
+    scope = None
+    if authorization and "Credential=" in authorization:
+        scope = authorization.split("Credential=", 1)[1].split(",", 1)[0].strip()
+    elif query.get("X-Amz-Credential"):
+        scope = query["X-Amz-Credential"][0]
+    parts = scope.split("/") if scope else []
+    return parts[2] if len(parts) == 5 else None
 DETAIL_FIELDS = ("headers", "body")  # in GET /__fault/log only with ?detail=1
 UPSTREAM_TIMEOUT_S = 300
 
@@ -264,6 +279,7 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
             "fault": action,
             "upstream_status": None,
             "access_key_id": access_key_id(self.headers.get("Authorization")),
+            "region": signing_region(self.headers.get("Authorization"), query),
             "headers": {name.lower(): value for name, value in self.headers.items()
                         if name.lower() not in UNLOGGED_HEADERS},
             "body": (body.decode("utf-8", "replace")

@@ -1,6 +1,19 @@
 package io.s3native.hadoop;
 
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
+import java.util.Base64;
+import java.util.Collections;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 
 import org.apache.hadoop.conf.Configuration;
@@ -12,12 +25,24 @@ import org.apache.hadoop.conf.Configuration;
  * the map: the native writer asks the filesystem's own S3A provider chain for them
  * ({@link NativeS3AFileSystem}, {@code shareCredentials}), so every provider S3A accepts works
  * natively, in S3A's order, with S3A's per-bucket options.
+ *
+ * <p>Two facts of the JVM go in by name, for the core to apply: {@code fs.s3a.native.region.rule},
+ * the Hadoop line whose rule derives the signing region when {@code fs.s3a.endpoint.region} is
+ * unset (found by reflection on hadoop-aws's {@code Constants}); and
+ * {@code fs.s3a.native.trusted.certificates}, the certificates of the JVM's truststore
+ * ({@code javax.net.ssl.trustStore}, {@code .trustStoreType}, {@code .trustStorePassword}) as
+ * PEM, when that property is set, so a private CA the JVM trusts is trusted natively too. A
+ * value set in the configuration wins over both.
  */
 final class NativeSettings {
     static final String ACCESS_KEY = "fs.s3a.access.key";
     static final String SECRET_KEY = "fs.s3a.secret.key";
     static final String SESSION_TOKEN = "fs.s3a.session.token";
     static final String CREDENTIALS_PROVIDER = "fs.s3a.aws.credentials.provider";
+
+    static final String REGION_RULE = "fs.s3a.native.region.rule";
+    static final String TRUSTED_CERTIFICATES = "fs.s3a.native.trusted.certificates";
+    static final String S3A_CONSTANTS = "org.apache.hadoop.fs.s3a.Constants";
 
     /** Anonymous credentials sign nothing; the native client always signs, so such files go to stock S3A. */
     private static final String ANONYMOUS = "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider";
@@ -57,7 +82,88 @@ final class NativeSettings {
                 m.put(key, new String(v));
             }
         }
+        m.putIfAbsent(REGION_RULE, regionRule(org.apache.hadoop.fs.s3a.S3AFileSystem.class.getClassLoader()));
+        if (!m.containsKey(TRUSTED_CERTIFICATES)) {
+            try {
+                String pem = jvmTrustedCertificates();
+                if (pem != null) {
+                    m.put(TRUSTED_CERTIFICATES, pem);
+                }
+            } catch (IOException | GeneralSecurityException e) {
+                // The JVM's own TLS fails the same way; stock S3A reports it in its terms.
+                return new NativeSettings(null, "javax.net.ssl.trustStore (unreadable: " + e.getMessage() + ")");
+            }
+        }
         return new NativeSettings(m, null);
+    }
+
+    /**
+     * The region rule of the hadoop-aws on the classpath: {@code 3.4.2} when its Constants has
+     * AWS_S3_CROSS_REGION_ACCESS_ENABLED (3.4.2 and later), {@code 3.4.1} when it has
+     * AWS_S3_DEFAULT_REGION (SDK v2, 3.4.0 and 3.4.1), else {@code 3.3} (SDK v1).
+     */
+    static String regionRule(ClassLoader loader) {
+        try {
+            Class<?> constants = Class.forName(S3A_CONSTANTS, false, loader);
+            if (hasField(constants, "AWS_S3_CROSS_REGION_ACCESS_ENABLED")) {
+                return "3.4.2";
+            }
+            return hasField(constants, "AWS_S3_DEFAULT_REGION") ? "3.4.1" : "3.3";
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException("hadoop-aws is not on the classpath", e);
+        }
+    }
+
+    private static boolean hasField(Class<?> c, String name) {
+        try {
+            c.getField(name);
+            return true;
+        } catch (NoSuchFieldException e) {
+            return false;
+        }
+    }
+
+    /** The last truststore read: its identity and its certificates as PEM. */
+    private static volatile Map.Entry<String, String> lastTrustStore;
+
+    /**
+     * The trusted certificates of {@code javax.net.ssl.trustStore} as a PEM bundle, or null when
+     * the property is unset (the JVM then uses its own cacerts, and the native client its
+     * built-in roots) or names no file (e.g. {@code NONE}). Read again when the file changes.
+     */
+    static String jvmTrustedCertificates() throws IOException, GeneralSecurityException {
+        String path = System.getProperty("javax.net.ssl.trustStore");
+        if (path == null || path.isEmpty() || !new File(path).isFile()) {
+            return null;
+        }
+        String type = System.getProperty("javax.net.ssl.trustStoreType", KeyStore.getDefaultType());
+        String password = System.getProperty("javax.net.ssl.trustStorePassword");
+        File file = new File(path);
+        String identity = path + "|" + type + "|" + file.lastModified() + "|" + file.length() + "|"
+                + Objects.hashCode(password);
+        Map.Entry<String, String> last = lastTrustStore;
+        if (last != null && last.getKey().equals(identity)) {
+            return last.getValue();
+        }
+        KeyStore ks = KeyStore.getInstance(type);
+        try (InputStream in = Files.newInputStream(Paths.get(path))) {
+            ks.load(in, password == null ? null : password.toCharArray());
+        }
+        StringBuilder pem = new StringBuilder();
+        Base64.Encoder b64 = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
+        for (String alias : Collections.list(ks.aliases())) {
+            if (!ks.isCertificateEntry(alias)) {
+                continue;
+            }
+            Certificate c = ks.getCertificate(alias);
+            if (c instanceof X509Certificate) {
+                pem.append("-----BEGIN CERTIFICATE-----\n").append(b64.encodeToString(c.getEncoded()))
+                        .append("\n-----END CERTIFICATE-----\n");
+            }
+        }
+        String out = pem.length() == 0 ? null : pem.toString();
+        lastTrustStore = new java.util.AbstractMap.SimpleImmutableEntry<>(identity, out);
+        return out;
     }
 
     private static final String[] ENCRYPTION_KEYS = {"fs.s3a.encryption.key", "fs.s3a.server-side-encryption.key"};
