@@ -172,11 +172,14 @@ class StsCredentialsTest {
 
     /**
      * S3A's assumed-role settings under {@code prefix} (fs.s3a. or fs.s3a.bucket.NAME.): the
-     * role, the session, STS at the TLS front (3.4+ build {@code https://} + the endpoint
-     * themselves; 3.3 takes it as the host of an https client), and static keys to call STS.
+     * role, the session, STS at the TLS front, and static keys to call STS. 3.4+ build
+     * {@code https://} + the endpoint themselves, so it is the front's host:port; 3.3 gives
+     * its STS client the protocol of fs.s3a.connection.ssl.enabled (false here: the S3
+     * endpoint is plain http) unless the endpoint names one, so it is the front's URL.
      */
-    private static Map<String, String> assumedRole(String prefix, String session) {
-        String front = URI.create(required("S3NATIVE_TEST_TLS_ENDPOINT")).getAuthority();
+    private static Map<String, String> assumedRole(String prefix, String session) throws ClassNotFoundException {
+        URI tls = URI.create(required("S3NATIVE_TEST_TLS_ENDPOINT"));
+        String front = sdkV2Line() ? tls.getAuthority() : tls.toString();
         Map<String, String> s = new LinkedHashMap<>();
         s.put(prefix + "aws.credentials.provider", ASSUMED_ROLE);
         s.put(prefix + "assumed.role.arn", ROLE_ARN);
@@ -234,7 +237,7 @@ class StsCredentialsTest {
     }
 
     interface Settings {
-        Map<String, String> forBucket(String bucket);
+        Map<String, String> forBucket(String bucket) throws Exception;
     }
 
     /**
