@@ -173,13 +173,16 @@ class StsCredentialsTest {
     /**
      * S3A's assumed-role settings under {@code prefix} (fs.s3a. or fs.s3a.bucket.NAME.): the
      * role, the session, STS at the TLS front, and static keys to call STS. 3.4+ build
-     * {@code https://} + the endpoint themselves, so it is the front's host:port; 3.3 gives
-     * its STS client the protocol of fs.s3a.connection.ssl.enabled (false here: the S3
-     * endpoint is plain http) unless the endpoint names one, so it is the front's URL.
+     * {@code https://} + the endpoint themselves, and 3.5.0 takes all of it as the host (a
+     * host:port reads as a malformed IPv6 address), so it is the front's host (the front
+     * listens on 443); 3.3 gives its STS client the protocol of fs.s3a.connection.ssl.enabled
+     * (false here: the S3 endpoint is plain http) unless the endpoint names one, so it is
+     * the front's URL.
      */
     private static Map<String, String> assumedRole(String prefix, String session) throws ClassNotFoundException {
         URI tls = URI.create(required("S3NATIVE_TEST_TLS_ENDPOINT"));
-        String front = sdkV2Line() ? tls.getAuthority() : tls.toString();
+        String front = !sdkV2Line() ? tls.toString() : tls.getPort() == 443 || tls.getPort() < 0 ? tls.getHost()
+                : tls.getAuthority();
         Map<String, String> s = new LinkedHashMap<>();
         s.put(prefix + "aws.credentials.provider", ASSUMED_ROLE);
         s.put(prefix + "assumed.role.arn", ROLE_ARN);
