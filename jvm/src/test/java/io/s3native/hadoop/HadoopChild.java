@@ -211,7 +211,7 @@ public final class HadoopChild {
     /**
      * The credentials {@code fs}'s own S3A chain holds now (its {@code shareCredentials}: SDK
      * v1's getCredentials on 3.3, v2's resolveCredentials on 3.4+), as three lines (key id,
-     * secret, session token) in {@code file}, for the parent to look for in what it checks;
+     * secret, session token or an empty line) in {@code file}, for the parent to look for in what it checks;
      * never printed.
      */
     private static void writeCredentials(FileSystem fs, java.nio.file.Path file) throws Exception {
@@ -222,15 +222,21 @@ public final class HadoopChild {
                 Object c = v2.invoke(chain);
                 lines.add((String) method(c, "accessKeyId").invoke(c));
                 lines.add((String) method(c, "secretAccessKey").invoke(c));
-                lines.add((String) method(c, "sessionToken").invoke(c));
+                lines.add(call(c, "sessionToken"));
             } else {
                 Object c = method(chain, "getCredentials").invoke(chain);
                 lines.add((String) method(c, "getAWSAccessKeyId").invoke(c));
                 lines.add((String) method(c, "getAWSSecretKey").invoke(c));
-                lines.add((String) method(c, "getSessionToken").invoke(c));
+                lines.add(call(c, "getSessionToken"));
             }
             java.nio.file.Files.write(file, lines);
         }
+    }
+
+    /** {@code o.name()}, or "" when {@code o} has no such method (basic credentials have no token). */
+    private static String call(Object o, String name) throws Exception {
+        java.lang.reflect.Method m = method(o, name);
+        return m == null ? "" : (String) m.invoke(o);
     }
 
     /** The public method {@code name()} of {@code o}'s class, callable through a public type; null if none. */

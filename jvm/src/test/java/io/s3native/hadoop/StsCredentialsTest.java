@@ -303,6 +303,7 @@ class StsCredentialsTest {
             for (String id : signed) {
                 assertEquals(assumed, callerArn(id), mode + ": key " + id + " from STS for the role session");
             }
+            assertFalse(chain.get(2).isEmpty(), mode + ": the chain holds session credentials (with a token)");
         }
         List<String> nativeRequests = HadoopS3.requests(marker + "/native/plain");
         assertTrue(nativeRequests.contains("UploadPart"), "the native writer's multipart upload: " + nativeRequests);
