@@ -37,8 +37,9 @@ import io.s3native.UnsupportedSettingException;
  *   direct BUCKET          open S3NativeOutputStream three times, print what each threw
  *   fs BUCKET [fail]       two NativeS3AFileSystem instances, two files each; print the route
  *   syncable BUCKET        three streams, hflush and hsync on each (downgraded)
- *   credentials BUCKET MARKER DIR [KEY=VALUE...]
- *                          with the S3A settings given (the credential chain under test) and no
+ *   credentials BUCKET MARKER DIR
+ *                          with the S3A settings in DIR/settings.properties (the credential
+ *                          chain under test; a file, so no test secret is on the command line) and no
  *                          keys of HadoopS3's: a multipart file and a magic committer job with
  *                          one file, first through NativeS3AFileSystem (fallback=fail), then
  *                          through stock S3A, under MARKER/native and MARKER/stock; copies each
@@ -101,12 +102,13 @@ public final class HadoopChild {
                 break;
             }
             case "credentials": {
-                Map<String, String> settings = new LinkedHashMap<>();
-                for (int i = 4; i < args.length; i++) {
-                    String[] kv = args[i].split("=", 2);
-                    settings.put(kv[0], kv[1]);
-                }
                 java.nio.file.Path dir = Paths.get(args[3]);
+                java.util.Properties props = new java.util.Properties();
+                try (java.io.Reader r = java.nio.file.Files.newBufferedReader(dir.resolve("settings.properties"))) {
+                    props.load(r);
+                }
+                Map<String, String> settings = new LinkedHashMap<>();
+                props.stringPropertyNames().forEach(k -> settings.put(k, props.getProperty(k)));
                 List<FileSystem> open = new ArrayList<>();
                 try {
                     for (String mode : List.of("native", "stock")) {

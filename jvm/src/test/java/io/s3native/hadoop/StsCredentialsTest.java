@@ -272,14 +272,18 @@ class StsCredentialsTest {
                 "-Djavax.net.ssl.trustStore=" + required("S3NATIVE_TEST_TLS_TRUSTSTORE"),
                 "-Djavax.net.ssl.trustStorePassword=" + required("S3NATIVE_TEST_TLS_TRUSTSTORE_PASSWORD"),
                 "-Djavax.net.ssl.trustStoreType=PKCS12");
-        List<String> args = new ArrayList<>(List.of("credentials", bucket, marker, dir.toString()));
-        settings.forBucket(bucket).forEach((k, v) -> args.add(k + "=" + v));
+        java.util.Properties props = new java.util.Properties();
+        props.putAll(settings.forBucket(bucket));
+        try (java.io.Writer w = Files.newBufferedWriter(dir.resolve("settings.properties"))) {
+            props.store(w, null);
+        }
+        String[] args = {"credentials", bucket, marker, dir.toString()};
         Map<String, String> childEnv = new LinkedHashMap<>(env);
         childEnv.put("AWS_REGION", "us-east-1");
         childEnv.put("AWS_EC2_METADATA_DISABLED", "true");
         String metadata = "http://" + noMetadata.getAddress().getAddress().getHostAddress() + ":" + noMetadata.getAddress().getPort();
         String out = HadoopChild.runWithCredentialEnvironment(HadoopChild.class, metadata, jvm, childEnv,
-                args.toArray(new String[0]));
+                args);
 
         // Native, with no fallback: both files through the native writer, its statistics count the bytes.
         int size = HadoopChild.CREDENTIALS_FILE_SIZE;
