@@ -3,17 +3,12 @@ package io.s3native.hadoop;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
@@ -29,14 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class DefaultChainTest {
     private static String required(String name) {
-        String v = System.getenv(name);
-        if (v == null || v.isEmpty()) {
-            if (System.getenv("CI") != null) {
-                fail(name + " is not set: make test starts the credential endpoints (scripts/s3-server.sh)");
-            }
-            org.junit.jupiter.api.Assumptions.abort(name + " is not set (make target/tools/bin/ec2-metadata-mock)");
-        }
-        return v;
+        return HadoopChild.requiredEnv(name, "make target/tools/bin/ec2-metadata-mock");
     }
 
     @Test
@@ -63,30 +51,7 @@ class DefaultChainTest {
             throws Exception {
         String bucket = HadoopS3.newBucket("default-chain");
         String key = "default-chain-" + System.nanoTime();
-        List<String> cmd = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-Daws.ec2MetadataServiceEndpoint=" + imds,
-                "-cp", System.getProperty("java.class.path"), Child.class.getName(), bucket, key));
-        if (System.getProperty("s3native.library.path") != null) {
-            cmd.add(1, "-Ds3native.library.path=" + System.getProperty("s3native.library.path"));
-        }
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        Map<String, String> env = pb.environment();
-        for (String k : List.of("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
-                "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI")) {
-            env.remove(k);
-        }
-        env.put("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds);
-        env.put("AWS_EC2_METADATA_DISABLED", "false");
-        env.put("AWS_CONFIG_FILE", "/nonexistent/s3native-test-config");
-        env.put("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/s3native-test-credentials");
-        env.putAll(extraEnv);
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(120, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            fail("the child JVM did not finish");
-        }
-        assertEquals(0, p.exitValue(), "child JVM output:\n" + out);
+        String out = HadoopChild.runWithCredentialEnvironment(Child.class, imds, List.of(), extraEnv, bucket, key);
         assertTrue(out.contains("NATIVE 1"), "written natively, no fallback:\n" + out);
         assertEquals(Set.of(accessKey), HadoopS3.accessKeyIds(key), "every request signed with the chain's key");
         for (String secret : secrets) {
