@@ -36,6 +36,11 @@ pub enum ErrorKind {
     Io = 8,
     /// A bug: a panic caught at the C or JNI boundary.
     Internal = 9,
+    /// A create-if-absent write ([`Mode::CreateIfAbsent`](crate::Mode::CreateIfAbsent))
+    /// found an object at the key: S3 answered 412 `PreconditionFailed` to the PutObject
+    /// or CompleteMultipartUpload sent with `If-None-Match: *`, and the object there is not
+    /// this writer's own (see [`crate::s3`]). Nothing was written; the upload is aborted.
+    AlreadyExists = 10,
 }
 
 /// A failure of the native writer. Cheap to clone: the first failure of a writer is kept and
@@ -153,10 +158,15 @@ impl Error {
         let s3_code = s3_error_code(&text);
         let kind = match e {
             E::NotFound { .. } => ErrorKind::NotFound,
+            // 412 to a request with If-None-Match (object_store says AlreadyExists for its
+            // PutMode::Create, Precondition for the status itself).
+            E::AlreadyExists { .. } | E::Precondition { .. } => ErrorKind::AlreadyExists,
             E::PermissionDenied { .. } | E::Unauthenticated { .. } => ErrorKind::AccessDenied,
             _ => match s3_code.as_deref() {
                 Some("NoSuchBucket" | "NoSuchUpload" | "NoSuchKey") => ErrorKind::NotFound,
                 Some("AccessDenied" | "InvalidAccessKeyId" | "SignatureDoesNotMatch") => ErrorKind::AccessDenied,
+                // S3 Express answers a failed condition on Complete with 200 and this code.
+                Some("PreconditionFailed") => ErrorKind::AlreadyExists,
                 _ => ErrorKind::Io,
             },
         };
