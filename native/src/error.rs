@@ -137,6 +137,12 @@ impl Error {
         Error::new(ErrorKind::Internal, format!("panic (a bug in s3native): {what}"))
     }
 
+    /// The same failure as another kind (when the request tells what S3's answer means).
+    pub(crate) fn with_kind(mut self, kind: ErrorKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
     /// Append `more` to the message (e.g. what a clean-up after this failure found).
     pub(crate) fn context_after(mut self, more: impl fmt::Display) -> Self {
         self.message = format!("{}; {more}", self.message);
@@ -158,15 +164,13 @@ impl Error {
         let s3_code = s3_error_code(&text);
         let kind = match e {
             E::NotFound { .. } => ErrorKind::NotFound,
-            // 412 to a request with If-None-Match (object_store says AlreadyExists for its
-            // PutMode::Create, Precondition for the status itself).
-            E::AlreadyExists { .. } | E::Precondition { .. } => ErrorKind::AlreadyExists,
+            // object_store's PutMode::Create answered 412 (a bare 412 is `Precondition`, whose
+            // meaning depends on the request: see `s3::complete`).
+            E::AlreadyExists { .. } => ErrorKind::AlreadyExists,
             E::PermissionDenied { .. } | E::Unauthenticated { .. } => ErrorKind::AccessDenied,
             _ => match s3_code.as_deref() {
                 Some("NoSuchBucket" | "NoSuchUpload" | "NoSuchKey") => ErrorKind::NotFound,
                 Some("AccessDenied" | "InvalidAccessKeyId" | "SignatureDoesNotMatch") => ErrorKind::AccessDenied,
-                // S3 Express answers a failed condition on Complete with 200 and this code.
-                Some("PreconditionFailed") => ErrorKind::AlreadyExists,
                 _ => ErrorKind::Io,
             },
         };

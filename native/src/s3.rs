@@ -227,8 +227,10 @@ async fn complete(store: &Store, result: &UploadResult, if_absent: bool, stats: 
     stats.add_requests(&attempts);
     let Err(e) = sent else { return Ok(()) };
     let err = store_error(store, "CompleteMultipartUpload", &path, &e);
-    if err.kind() == ErrorKind::AlreadyExists {
-        let err = already_exists(store, &path, err);
+    // The condition failed: 412, or (S3 Express) 200 with a PreconditionFailed error body.
+    let precondition_failed = matches!(e, object_store::Error::Precondition { .. }) || err.s3_code() == Some("PreconditionFailed");
+    if if_absent && precondition_failed {
+        let err = already_exists(store, &path, err.with_kind(ErrorKind::AlreadyExists));
         if !retried {
             return Err(err);
         }
