@@ -137,13 +137,17 @@ pub(crate) async fn put_new_object(store: &Store, path: &Path, body: PutPayload,
     if !retried {
         return Err(e);
     }
-    use md5::{Digest, Md5};
-    let mut md5 = Md5::new();
-    for chunk in &body {
-        md5.update(chunk);
-    }
-    let ours = hex::encode(md5.finalize());
-    settle_by_head(store, path, body.content_length() as u64, Some(ours), e, stats).await
+    // S3's ETag of a PUT is the body's MD5, except with SSE-KMS, DSSE-KMS and SSE-C.
+    let md5_etag = matches!(store.config.encryption, None | Some(crate::config::Encryption::SseS3));
+    let ours = md5_etag.then(|| {
+        use md5::{Digest, Md5};
+        let mut md5 = Md5::new();
+        for chunk in &body {
+            md5.update(chunk);
+        }
+        hex::encode(md5.finalize())
+    });
+    settle_by_head(store, path, body.content_length() as u64, ours, e, stats).await
 }
 
 /// The AlreadyExists error of a create-if-absent write to `path`, in words that name the key.
