@@ -99,6 +99,21 @@ fn a_c_program_writes_through_the_header() {
     }
 }
 
+/// S3N_MODE_CREATE_IF_ABSENT: created once, then S3N_ERR_ALREADY_EXISTS with the first
+/// object kept (single PUT and multipart).
+#[test]
+fn a_c_program_creates_if_absent_and_gets_already_exists_after() {
+    let e = require_server!();
+    let tb = TestBucket::new("c_abi_create_if_absent");
+    for (name, len) in [("small", 1000usize), ("multipart", PART + 12345)] {
+        let key = tb.key(name);
+        let out = command(&["create-if-absent", &e.endpoint, &tb.bucket, &key, &len.to_string()]).output().unwrap();
+        assert_success(&out, name);
+        tb.assert_object(&key, &data_pattern_c(len));
+        assert!(tb.uploads(&key).is_empty(), "{name}: the refused upload is aborted");
+    }
+}
+
 /// Run `deferred ... action`: check the upload is there and the object not yet when the
 /// program has printed the result, then let it go on; the parsed result it printed.
 fn deferred(tb: &TestBucket, key: &str, len: usize, action: &str) -> UploadResult {

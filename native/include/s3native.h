@@ -53,11 +53,20 @@
 // An internal bug (a caught panic).
 #define S3N_ERR_INTERNAL 9
 
+// `S3N_MODE_CREATE_IF_ABSENT`: an object already exists at the key (S3 answered 412 to
+// `If-None-Match: *`); nothing was written.
+#define S3N_ERR_ALREADY_EXISTS 10
+
 // `mode` of `s3n_writer_open`: close completes the upload (or sends one PUT).
 #define S3N_MODE_PUBLISH 0
 
 // `mode` of `s3n_writer_open`: close uploads all parts and returns without completing.
 #define S3N_MODE_DEFERRED 1
+
+// `mode` of `s3n_writer_open`: as `S3N_MODE_PUBLISH`, but close never replaces an existing
+// object (`If-None-Match: *` on the PUT or the complete); one there fails close with
+// `S3N_ERR_ALREADY_EXISTS`.
+#define S3N_MODE_CREATE_IF_ABSENT 2
 
 // Where a writer's credentials come from, when not from its settings: a C callback, asked
 // through the library's credentials cache (see `s3n_credentials_new`). Opaque.

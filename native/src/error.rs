@@ -36,6 +36,11 @@ pub enum ErrorKind {
     Io = 8,
     /// A bug: a panic caught at the C or JNI boundary.
     Internal = 9,
+    /// A create-if-absent write ([`Mode::CreateIfAbsent`](crate::Mode::CreateIfAbsent))
+    /// found an object at the key: S3 answered 412 `PreconditionFailed` to the PutObject
+    /// or CompleteMultipartUpload sent with `If-None-Match: *`, and the object there is not
+    /// this writer's own (see [`crate::s3`]). Nothing was written; the upload is aborted.
+    AlreadyExists = 10,
 }
 
 /// A failure of the native writer. Cheap to clone: the first failure of a writer is kept and
@@ -132,6 +137,12 @@ impl Error {
         Error::new(ErrorKind::Internal, format!("panic (a bug in s3native): {what}"))
     }
 
+    /// The same failure as another kind (when the request tells what S3's answer means).
+    pub(crate) fn with_kind(mut self, kind: ErrorKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
     /// Append `more` to the message (e.g. what a clean-up after this failure found).
     pub(crate) fn context_after(mut self, more: impl fmt::Display) -> Self {
         self.message = format!("{}; {more}", self.message);
@@ -153,6 +164,9 @@ impl Error {
         let s3_code = s3_error_code(&text);
         let kind = match e {
             E::NotFound { .. } => ErrorKind::NotFound,
+            // object_store's PutMode::Create answered 412 (a bare 412 is `Precondition`, whose
+            // meaning depends on the request: see `s3::complete`).
+            E::AlreadyExists { .. } => ErrorKind::AlreadyExists,
             E::PermissionDenied { .. } | E::Unauthenticated { .. } => ErrorKind::AccessDenied,
             _ => match s3_code.as_deref() {
                 Some("NoSuchBucket" | "NoSuchUpload" | "NoSuchKey") => ErrorKind::NotFound,

@@ -50,6 +50,9 @@ pub const S3N_ERR_TOO_LARGE: i32 = 7;
 pub const S3N_ERR_IO: i32 = 8;
 /// An internal bug (a caught panic).
 pub const S3N_ERR_INTERNAL: i32 = 9;
+/// `S3N_MODE_CREATE_IF_ABSENT`: an object already exists at the key (S3 answered 412 to
+/// `If-None-Match: *`); nothing was written.
+pub const S3N_ERR_ALREADY_EXISTS: i32 = 10;
 
 // The codes are ErrorKind's discriminants.
 const _: () = assert!(
@@ -62,12 +65,17 @@ const _: () = assert!(
         && S3N_ERR_TOO_LARGE == ErrorKind::TooLarge as i32
         && S3N_ERR_IO == ErrorKind::Io as i32
         && S3N_ERR_INTERNAL == ErrorKind::Internal as i32
+        && S3N_ERR_ALREADY_EXISTS == ErrorKind::AlreadyExists as i32
 );
 
 /// `mode` of `s3n_writer_open`: close completes the upload (or sends one PUT).
 pub const S3N_MODE_PUBLISH: i32 = 0;
 /// `mode` of `s3n_writer_open`: close uploads all parts and returns without completing.
 pub const S3N_MODE_DEFERRED: i32 = 1;
+/// `mode` of `s3n_writer_open`: as `S3N_MODE_PUBLISH`, but close never replaces an existing
+/// object (`If-None-Match: *` on the PUT or the complete); one there fails close with
+/// `S3N_ERR_ALREADY_EXISTS`.
+pub const S3N_MODE_CREATE_IF_ABSENT: i32 = 2;
 
 /// An open writer (opaque).
 pub struct S3nWriter(SharedWriter);
@@ -207,6 +215,7 @@ pub unsafe extern "C" fn s3n_writer_open_with_credentials(
         let mode = match mode {
             S3N_MODE_PUBLISH => Mode::Publish,
             S3N_MODE_DEFERRED => Mode::Deferred,
+            S3N_MODE_CREATE_IF_ABSENT => Mode::CreateIfAbsent,
             m => return Err(Error::invalid_argument(format!("unknown mode {m}"))),
         };
         let settings = with_credentials(settings_arg(keys, values, n)?, credentials);

@@ -463,7 +463,7 @@ impl CredentialSource for JavaCredentials {
 // Exports: io.s3native.Native
 
 /// `static native long open(String bucket, String key, String mode, String[] settings, long credentials)`;
-/// `mode`: [`Mode`]'s name, `PUBLISH` or `DEFERRED`; `credentials`: a handle from
+/// `mode`: [`Mode`]'s name, `PUBLISH`, `DEFERRED` or `CREATE_IF_ABSENT`; `credentials`: a handle from
 /// `credentialSource`, or 0 for the settings' keys.
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_open<'local>(

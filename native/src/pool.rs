@@ -424,6 +424,11 @@ fn build_s3(c: &StoreConfig, options: ClientOptions, region: &str) -> Result<Ama
 tokio::task_local! {
     /// The recorder of the writer (or call) whose task sends the current request.
     pub(crate) static REQUEST_STATS: Arc<Recorder>;
+    /// Set around a CompleteMultipartUpload that must not replace an existing object: the
+    /// connector adds `If-None-Match: *` to it (every attempt, retries included).
+    /// object_store 0.14.2's `MultipartStore::complete_multipart` has no create mode, so the
+    /// header is added here, below object_store, for that one request kind.
+    pub(crate) static COMPLETE_IF_ABSENT: ();
 }
 
 /// object_store's reqwest client, counting every request on the wire by kind, on the
@@ -444,9 +449,14 @@ struct CountingService(HttpClient);
 #[async_trait]
 impl HttpService for CountingService {
     async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let mut req = req;
         let kind = RequestKind::classify(req.method().as_str(), req.uri().query().unwrap_or(""));
         if REQUEST_STATS.try_with(|r| r.wire_request(kind)).is_err() {
             global_stats().wire_request(kind);
+        }
+        // Not covered by the SigV4 signature, which S3 allows for standard HTTP headers.
+        if kind == RequestKind::CompleteMultipartUpload && COMPLETE_IF_ABSENT.try_with(|_| ()).is_ok() {
+            req.headers_mut().insert("if-none-match", object_store::HeaderValue::from_static("*"));
         }
         self.0.execute(req).await
     }

@@ -5,6 +5,20 @@
 //! unlisted, so aborts are retried beyond the client's own retries; CompleteMultipartUpload
 //! answers `NoSuchUpload` when the upload is gone, also when a lost earlier attempt of the
 //! same call completed it.
+//!
+//! # Create if absent
+//! A create-if-absent write (S3A's conditional create, Hadoop 3.5's
+//! `fs.s3a.create.conditional.enabled`) sends `If-None-Match: *` on its PutObject
+//! ([`put_new_object`], object_store's `PutMode::Create`) or its CompleteMultipartUpload
+//! ([`complete_new_upload`], the header added by the HTTP connector: see
+//! [`pool::COMPLETE_IF_ABSENT`]). S3 answers 412 `PreconditionFailed` when an object is at
+//! the key; that is [`ErrorKind::AlreadyExists`]. A 412 to a request the client *retried*
+//! may answer our own earlier attempt, which reached S3 while its answer was lost: then the
+//! object is HEADed and counts as ours when its length and ETag are exactly what this write
+//! produces (the MD5 of the body for a PutObject, [`UploadResult::multipart_etag`] for a
+//! multipart upload). With SSE-KMS or SSE-C, whose ETags are not MD5s, such a 412 stays
+//! `AlreadyExists`: it cannot be told from someone else's object, and a false failure is
+//! safer than a false create.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -13,10 +27,10 @@ use std::time::Duration;
 use backon::{ExponentialBuilder, Retryable};
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
-use object_store::{Attributes, ObjectStore, ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult};
+use object_store::{Attributes, ObjectStore, ObjectStoreExt, PutMode, PutMultipartOptions, PutOptions, PutPayload, PutResult};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::pool::{Store, REQUEST_STATS};
+use crate::pool::{self, Store, REQUEST_STATS};
 use crate::result::UploadResult;
 use crate::stats::{Recorder, RequestKind};
 
@@ -103,6 +117,63 @@ pub(crate) async fn put_object(
         .map_err(|e| store_error(store, what, path, &e))
 }
 
+/// PutObject of a whole object only when no object is at the key (`If-None-Match: *`); see
+/// the module docs. Errors: [`ErrorKind::AlreadyExists`] when one is.
+pub(crate) async fn put_new_object(store: &Store, path: &Path, body: PutPayload, attributes: Attributes, stats: &Arc<Recorder>) -> Result<PutResult> {
+    let opts = || PutOptions { mode: PutMode::Create, attributes: attributes.clone(), ..Default::default() };
+    // This call's own recorder tells whether the client retried.
+    let attempts = Arc::new(Recorder::new());
+    let sent = send(store, &attempts, RequestKind::PutObject, || store.s3.put_opts(path, body.clone(), opts())).await;
+    let retried = attempts.snapshot().requests.put_object > 1;
+    stats.add_requests(&attempts);
+    let e = match sent {
+        Ok(put) => return Ok(put),
+        Err(e) => store_error(store, "PutObject (create if absent)", path, &e),
+    };
+    if e.kind() != ErrorKind::AlreadyExists {
+        return Err(e);
+    }
+    let e = already_exists(store, path, e);
+    if !retried {
+        return Err(e);
+    }
+    // S3's ETag of a PUT is the body's MD5, except with SSE-KMS, DSSE-KMS and SSE-C.
+    let md5_etag = matches!(store.config.encryption, None | Some(crate::config::Encryption::SseS3));
+    let ours = md5_etag.then(|| {
+        use md5::{Digest, Md5};
+        let mut md5 = Md5::new();
+        for chunk in &body {
+            md5.update(chunk);
+        }
+        hex::encode(md5.finalize())
+    });
+    settle_by_head(store, path, body.content_length() as u64, ours, e, stats).await
+}
+
+/// The AlreadyExists error of a create-if-absent write to `path`, in words that name the key.
+fn already_exists(store: &Store, path: &Path, e: Error) -> Error {
+    e.context_after(format!("an object already exists at {} and the write asked not to replace one (If-None-Match: *)", describe(store, path)))
+}
+
+/// After a 412 to a retried create-if-absent request: HEAD the object and return success
+/// when it is this write's own (length `length`, ETag `etag`), else `err`.
+async fn settle_by_head(store: &Store, path: &Path, length: u64, etag: Option<String>, err: Error, stats: &Arc<Recorder>) -> Result<PutResult> {
+    let Some(want) = etag else {
+        return Err(err.context_after("the request was retried, but with this encryption the ETag cannot tell this write's own object from another"));
+    };
+    match send(store, stats, RequestKind::HeadObject, || store.s3.head(path)).await {
+        Ok(meta) => {
+            let found = meta.e_tag.as_deref().unwrap_or("").trim_matches('"').to_string();
+            if meta.size == length && found == want {
+                Ok(PutResult { e_tag: meta.e_tag, version: meta.version, extensions: Default::default() })
+            } else {
+                Err(err.context_after(format!("the object there (ETag {found}, {} bytes) is not this write's", meta.size)))
+            }
+        }
+        Err(_) => Err(err),
+    }
+}
+
 /// AbortMultipartUpload with up to 4 attempts ([`ABORT_BACKOFF`]); an upload already gone
 /// counts as aborted. A final failure names the upload id so an operator can abort it by
 /// hand.
@@ -135,6 +206,16 @@ pub(crate) async fn abort_upload(store: &Store, path: &Path, id: &str, stats: &A
 /// where part ETags are not MD5s, the `-N` part count alone). A first attempt answered
 /// `NoSuchUpload` is a failure: the upload was aborted or completed by someone else.
 pub(crate) async fn complete_upload(store: &Store, result: &UploadResult, stats: &Arc<Recorder>) -> Result<()> {
+    complete(store, result, false, stats).await
+}
+
+/// [`complete_upload`] only when no object is at the key (`If-None-Match: *`); see the
+/// module docs. Errors: [`ErrorKind::AlreadyExists`] when one is.
+pub(crate) async fn complete_new_upload(store: &Store, result: &UploadResult, stats: &Arc<Recorder>) -> Result<()> {
+    complete(store, result, true, stats).await
+}
+
+async fn complete(store: &Store, result: &UploadResult, if_absent: bool, stats: &Arc<Recorder>) -> Result<()> {
     let id = result.upload_id.clone().ok_or_else(|| Error::invalid_argument("the result has no upload id"))?;
     let path = Path::parse(&result.key).map_err(|e| Error::invalid_argument(format!("key: {e}")))?;
     let parts = result.part_ids()?;
@@ -144,11 +225,21 @@ pub(crate) async fn complete_upload(store: &Store, result: &UploadResult, stats:
     }
     // This call's own recorder tells whether the client retried.
     let attempts = Arc::new(Recorder::new());
-    let sent = send(store, &attempts, RequestKind::CompleteMultipartUpload, || store.s3.complete_multipart(&path, &id, parts.clone())).await;
+    let request = send(store, &attempts, RequestKind::CompleteMultipartUpload, || store.s3.complete_multipart(&path, &id, parts.clone()));
+    let sent = if if_absent { pool::COMPLETE_IF_ABSENT.scope((), request).await } else { request.await };
     let retried = attempts.snapshot().requests.complete_multipart_upload > 1;
     stats.add_requests(&attempts);
     let Err(e) = sent else { return Ok(()) };
     let err = store_error(store, "CompleteMultipartUpload", &path, &e);
+    // The condition failed: 412, or (S3 Express) 200 with a PreconditionFailed error body.
+    let precondition_failed = matches!(e, object_store::Error::Precondition { .. }) || err.s3_code() == Some("PreconditionFailed");
+    if if_absent && precondition_failed {
+        let err = already_exists(store, &path, err.with_kind(ErrorKind::AlreadyExists));
+        if !retried {
+            return Err(err);
+        }
+        return settle_by_head(store, &path, result.length, result.multipart_etag(), err, stats).await.map(|_| ());
+    }
     if !retried || err.kind() != ErrorKind::NotFound || err.s3_code() == Some("NoSuchBucket") {
         return Err(err);
     }

@@ -58,6 +58,18 @@ pub enum Mode {
     /// [`UploadResult`] without completing; [`complete`](crate::complete) or
     /// [`abort`](crate::abort) finishes it later, from any process that has the result.
     Deferred,
+    /// As `Publish`, but close never replaces an object: its PutObject or
+    /// CompleteMultipartUpload carries `If-None-Match: *` (S3A's conditional create), and
+    /// an object already at the key fails close with [`ErrorKind::AlreadyExists`] (the
+    /// upload is aborted). See [`crate::s3`] for a retried request that S3 had already acted on.
+    CreateIfAbsent,
+}
+
+impl Mode {
+    /// True when close makes the object visible (`Publish`, `CreateIfAbsent`).
+    fn publishes(self) -> bool {
+        matches!(self, Mode::Publish | Mode::CreateIfAbsent)
+    }
 }
 
 /// Where a writer is in its life; see the module docs for the transitions. Its name at the
@@ -659,7 +671,7 @@ impl Writer {
     }
 
     fn finish(&mut self, interrupted: &dyn Fn() -> bool) -> Result<UploadResult> {
-        if self.mode == Mode::Publish && self.parts_sliced == 0 {
+        if self.mode.publishes() && self.parts_sliced == 0 {
             return self.single_put();
         }
         let last = match self.buffer.take() {
@@ -698,10 +710,15 @@ impl Writer {
         // From here an abort from another thread no longer interrupts the close; a failure
         // of the close itself still aborts the upload (see close_with).
         shared.begin_completing()?;
-        if self.mode == Mode::Publish {
+        if self.mode.publishes() {
             let r = result.clone();
+            let if_absent = self.mode == Mode::CreateIfAbsent;
             pool::block_on(shared.rt, "completing the upload", &|| false, async {
-                s3::complete_upload(&shared.store, &r, &shared.stats).await
+                if if_absent {
+                    s3::complete_new_upload(&shared.store, &r, &shared.stats).await
+                } else {
+                    s3::complete_upload(&shared.store, &r, &shared.stats).await
+                }
             })??;
             result.completed = true;
         }
@@ -745,8 +762,14 @@ impl Writer {
             Some(b) => (PutPayload::from(Bytes::from(b.data)), Some(b.reservation)),
             None => (PutPayload::new(), None),
         };
+        let if_absent = self.mode == Mode::CreateIfAbsent;
         let put = pool::block_on(shared.rt, "uploading the object", &|| false, async {
-            s3::put_object(&shared.store, &shared.path, payload, shared.upload_options.clone(), "PutObject", &shared.stats).await
+            let attributes = shared.upload_options.clone();
+            if if_absent {
+                s3::put_new_object(&shared.store, &shared.path, payload, attributes, &shared.stats).await
+            } else {
+                s3::put_object(&shared.store, &shared.path, payload, attributes, "PutObject", &shared.stats).await
+            }
         });
         drop(reservation);
         let put = put??;

@@ -12,6 +12,10 @@
  *   roundtrip abort-after-close ENDPOINT BUCKET KEY BYTES
  *       Publish, then s3n_writer_abort: after a successful close it does nothing and
  *       returns S3N_OK; a second close still gives the same result.
+ *   roundtrip create-if-absent ENDPOINT BUCKET KEY BYTES
+ *       Write in S3N_MODE_CREATE_IF_ABSENT to a key that must be free: close succeeds; the
+ *       same again: close fails with S3N_ERR_ALREADY_EXISTS, the error's code and a message
+ *       naming the key.
  *   roundtrip offline
  *       Calls that fail before any request: a bad setting names its key; bad input to
  *       s3n_result_from_json is S3N_ERR_INVALID_ARGUMENT.
@@ -189,8 +193,26 @@ static int cmd_offline(void) {
     return 0;
 }
 
+static int cmd_create_if_absent(const char *bucket, const char *key, size_t total) {
+    s3n_writer *first = write_pattern(bucket, key, S3N_MODE_CREATE_IF_ABSENT, total);
+    s3n_result *r = close_writer(first);
+    CHECK(s3n_result_length(r) == total, "result length");
+    s3n_result_free(r);
+    s3n_writer_free(first);
+    s3n_writer *w = write_pattern(bucket, key, S3N_MODE_CREATE_IF_ABSENT, total);
+    s3n_result *again = NULL;
+    s3n_error *err = NULL;
+    int rc = s3n_writer_close(w, &again, &err);
+    CHECK(rc == S3N_ERR_ALREADY_EXISTS && again == NULL && err != NULL, "second create: %d %s", rc, message(err));
+    CHECK(s3n_error_code(err) == S3N_ERR_ALREADY_EXISTS, "error code %d", s3n_error_code(err));
+    CHECK(strstr(s3n_error_message(err), key) != NULL, "the message names the key: %s", s3n_error_message(err));
+    s3n_error_free(err);
+    s3n_writer_free(w);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    CHECK(argc >= 2, "usage: roundtrip write|deferred|abort-after-close|offline ...");
+    CHECK(argc >= 2, "usage: roundtrip write|deferred|abort-after-close|create-if-absent|offline ...");
     const char *cmd = argv[1];
     if (strcmp(cmd, "offline") == 0) return cmd_offline();
     CHECK(argc >= 6, "usage: roundtrip %s ENDPOINT BUCKET KEY BYTES ...", cmd);
@@ -202,6 +224,7 @@ int main(int argc, char **argv) {
         return cmd_deferred(argv[3], argv[4], total, argv[6]);
     }
     if (strcmp(cmd, "abort-after-close") == 0) return cmd_abort_after_close(argv[3], argv[4], total);
+    if (strcmp(cmd, "create-if-absent") == 0) return cmd_create_if_absent(argv[3], argv[4], total);
     CHECK(0, "unknown command %s", cmd);
     return 1;
 }

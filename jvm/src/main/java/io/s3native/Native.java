@@ -6,6 +6,7 @@ import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.util.Map;
 
 /**
@@ -23,6 +24,7 @@ final class Native {
     static final int TOO_LARGE = 7;
     static final int IO = 8;
     static final int INTERNAL = 9;
+    static final int ALREADY_EXISTS = 10;
 
     // No static initialiser: loading happens in load() (every entry point calls it before a
     // native method, whose symbol the JVM binds at its first call). A class whose initialiser
@@ -84,6 +86,8 @@ final class Native {
             }
             case INTERNAL:
                 return new IOException("s3native internal error: " + message);
+            case ALREADY_EXISTS:
+                return new FileAlreadyExistsException(null, null, message);
             default:
                 return new IOException(message);
         }

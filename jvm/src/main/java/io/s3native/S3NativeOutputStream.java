@@ -28,7 +28,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Exceptions: {@link IllegalArgumentException} for bad arguments or settings,
  * {@link UnsupportedSettingException} for settings the native writer cannot honour,
  * {@link java.io.FileNotFoundException} for a missing bucket,
- * {@link java.nio.file.AccessDeniedException} for a 403, {@link java.io.InterruptedIOException}
+ * {@link java.nio.file.AccessDeniedException} for a 403, {@link java.nio.file.FileAlreadyExistsException} when
+ * a {@link Mode#CREATE_IF_ABSENT} close finds an object at the key, {@link java.io.InterruptedIOException}
  * when the thread was interrupted during a blocking write or close (the interrupt flag stays
  * set; the upload is aborted), {@link IOException} otherwise. Messages carry the S3 error code
  * where S3 gave one. After a failure every call fails. When the native library cannot load
@@ -45,7 +46,13 @@ public final class S3NativeOutputStream extends OutputStream {
         /** Close makes the object visible (CompleteMultipartUpload, or one PUT for small data). */
         PUBLISH,
         /** Close uploads every part but does not complete; see {@link #complete} and {@link #abort(UploadResult, Map)}. */
-        DEFERRED
+        DEFERRED,
+        /**
+         * As {@link #PUBLISH}, but close never replaces an existing object ({@code If-None-Match: *} on the PUT or
+         * the complete): an object already at the key fails close with
+         * {@link java.nio.file.FileAlreadyExistsException} and the upload is aborted.
+         */
+        CREATE_IF_ABSENT
     }
 
     /** How the Hadoop line on the classpath marks S3A magic-committer paths. */

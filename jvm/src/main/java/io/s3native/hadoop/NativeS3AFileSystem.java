@@ -54,6 +54,12 @@ import io.s3native.UnsupportedSettingException;
  * filesystem whose writes are native logs one INFO line at initialize: {@code s3native:
  * native writes for s3a://bucket (memory budget ..., part size ..., N parts in flight)}.
  *
+ * <p>Conditional create (Hadoop 3.5, {@code fs.s3a.create.conditional.enabled}, default true): where S3A
+ * would write with {@code If-None-Match: *} (a {@code createNonRecursive} without OVERWRITE in
+ * create-performance mode), the native writer does too ({@code CREATE_IF_ABSENT}), on the single PUT
+ * and on the complete, and an object already at the path fails close with S3A's
+ * {@code RemoteFileChangedException}, as stock S3A 3.5 raises it. 3.3 and 3.4 have no such key.
+ *
  * <p>Credentials come from the filesystem's own S3A provider chain ({@code shareCredentials}),
  * asked by the native writer when its cached keys are due (see {@link io.s3native.Credentials}).
  *
@@ -77,6 +83,8 @@ public class NativeS3AFileSystem extends S3AFileSystem {
     private boolean downgradeSyncable;
     private boolean trackInMemory;
     private boolean createPerformance;
+    /** S3A's {@code fs.s3a.create.conditional.enabled} where the line has it (3.5+); false elsewhere. */
+    private boolean conditionalCreate;
     private MagicLayout layout;
     private PendingEtags etags;
     private final Set<String> loggedFallbacks = ConcurrentHashMap.newKeySet();
@@ -96,6 +104,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         // The key is read where the line has the tracker (3.4+), as S3A does; 3.3 has no such key.
         trackInMemory = conf.getBoolean(TRACK_IN_MEMORY, false) && InMemoryTracker.available(S3AFileSystem.class.getClassLoader());
         createPerformance = Reflect.createPerformance(this, conf);
+        conditionalCreate = Reflect.conditionalCreateEnabled(conf);
         ClassLoader loader = S3AFileSystem.class.getClassLoader();
         layout = HadoopLine.magicLayout(loader);
         etags = HadoopLine.pendingEtags(loader);
@@ -213,8 +222,9 @@ public class NativeS3AFileSystem extends S3AFileSystem {
                         settings.map, credentials.source);
             } else {
                 // Opening sends no request, so an unsupported setting is found before any probe.
-                out = new S3NativeOutputStream(getBucket(), key, S3NativeOutputStream.Mode.PUBLISH, settings.map,
-                        credentials.source);
+                S3NativeOutputStream.Mode mode = createsIfAbsent(overwrite, invocation)
+                        ? S3NativeOutputStream.Mode.CREATE_IF_ABSENT : S3NativeOutputStream.Mode.PUBLISH;
+                out = new S3NativeOutputStream(getBucket(), key, mode, settings.map, credentials.source);
                 try {
                     if (!createPerformance) {
                         probe(path, overwrite);
@@ -236,6 +246,21 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         NativeS3AOutputStream.AfterClose afterClose = createPerformance ? null : () -> finishedWrite(path, span);
         return new FSDataOutputStream(new NativeS3AOutputStream(out, false, downgradeSyncable, afterClose,
                 nativeStatistics), statistics);
+    }
+
+    /**
+     * Whether S3A would send this create's write with {@code If-None-Match: *} (its
+     * conditional create, {@code fs.s3a.create.conditional.enabled}, Hadoop 3.5): when the
+     * key is enabled, create-performance mode is on and the flags lack OVERWRITE. Of the
+     * calls that come here only {@code createNonRecursive} can lack it: S3A's
+     * {@code create} in performance mode always overwrites, whatever its {@code overwrite}
+     * argument says. (Explicit conditional writes, {@code fs.option.create.conditional.overwrite},
+     * go through the createFile builder, which is stock S3A's.) Without performance mode
+     * the probe refuses an existing file, as on every line.
+     */
+    private boolean createsIfAbsent(boolean overwrite, Statistic invocation) {
+        return conditionalCreate && createPerformance && !overwrite
+                && invocation == Statistic.INVOCATION_CREATE_NON_RECURSIVE;
     }
 
     /**
@@ -490,6 +515,24 @@ public class NativeS3AFileSystem extends S3AFileSystem {
                 return hasConstant("FS_S3A_CREATE_PERFORMANCE") && conf.getBoolean(CREATE_PERFORMANCE, false);
             } catch (InvocationTargetException | IllegalAccessException e) {
                 throw new IllegalStateException("s3native: cannot read S3A's performance flags", e);
+            }
+        }
+
+        /**
+         * S3A's {@code fs.s3a.create.conditional.enabled} with S3A's default, read through S3A's
+         * own constants ({@code FS_S3A_CONDITIONAL_CREATE_ENABLED}, its default), so only a line
+         * that has conditional create (3.5+) can enable it; false on 3.3 and 3.4.
+         */
+        static boolean conditionalCreateEnabled(Configuration conf) {
+            try {
+                Class<?> constants = org.apache.hadoop.fs.s3a.Constants.class;
+                String key = (String) constants.getField("FS_S3A_CONDITIONAL_CREATE_ENABLED").get(null);
+                boolean byDefault = constants.getField("DEFAULT_FS_S3A_CONDITIONAL_CREATE_ENABLED").getBoolean(null);
+                return conf.getBoolean(key, byDefault);
+            } catch (NoSuchFieldException e) {
+                return false;
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException("s3native: cannot read S3A's conditional create constants", e);
             }
         }
 

@@ -54,6 +54,8 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
     static final String MAGIC_CAPABILITY_OLD = "s3a:magic.output.stream";
     static final String ABORTABLE = "fs.capability.outputstream.abortable";
     static final String IOSTATISTICS = "iostatistics";
+    /** Hadoop 3.5's {@code Options.CreateFileOptionKeys.FS_OPTION_CREATE_CONDITIONAL_OVERWRITE}. */
+    static final String CONDITIONAL_OVERWRITE = "fs.option.create.conditional.overwrite";
 
     /** S3A's LogExactlyOnce WARN_ON_SYNCABLE: the downgraded Syncable warning, once per process. */
     private static final AtomicBoolean WARNED_SYNCABLE = new AtomicBoolean();
@@ -119,6 +121,10 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
         }
         try {
             out.close();
+        } catch (java.nio.file.FileAlreadyExistsException e) {
+            // A create-if-absent write found an object at the key (412): S3A's word for it.
+            throw new org.apache.hadoop.fs.s3a.RemoteFileChangedException("s3a://" + out.getBucket() + "/" + out.getKey(),
+                    "close", "PreconditionFailed (412)", e);
         } finally {
             mergeStatistics(); // as S3A: in close's finally, also when the upload failed
         }
@@ -163,6 +169,8 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
             case ABORTABLE:
             case IOSTATISTICS:
                 return true;
+            case CONDITIONAL_OVERWRITE: // S3A 3.5 reports its stream's write flags
+                return out.getMode() == S3NativeOutputStream.Mode.CREATE_IF_ABSENT;
             default:
                 return false; // hflush, hsync and the rest
         }
