@@ -25,6 +25,7 @@ import org.apache.hadoop.mapreduce.TaskAttemptID;
 import org.apache.hadoop.mapreduce.TaskType;
 import org.apache.hadoop.mapreduce.task.JobContextImpl;
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
+import org.apache.hadoop.util.VersionInfo;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -138,6 +139,9 @@ class UploadRecoveryTest {
                     && seen.get(seen.size() - 1).equals("null 200"), operation + " of " + wirePath + ": " + seen);
         }
     }
+
+    /** A rule action that forwards unchanged (a delay of 0 ms), to keep a request from later rules. */
+    private static final String PASS = "\"action\": \"delay\", \"delay_ms\": 0, \"count\": -1";
 
     private static String rule(String match, String action) {
         return "{\"match\": {" + match + "}, " + action + "}";
@@ -331,9 +335,12 @@ class UploadRecoveryTest {
         MagicJob j = new MagicJob(s, "out", 2);
         String marker = j.magicWire("m.bin");
         String put = "\"method\": \"PUT\", \"query_lacks\": \"partNumber\", \"path_contains\": ";
-        // First match wins: the .pending rule first, so the marker rule (whose path is a
-        // prefix of the .pending's) only ever sees the marker.
+        // First match wins: the .pending fails once, then passes (a delay of 0 ms is a
+        // pass-through rule), so the marker rule (whose path is a prefix of the .pending's)
+        // only ever sees the marker, whichever of the two is written first (stock S3A 3.3
+        // writes the .pending first, 3.4+ and native the marker first).
         HadoopS3.addRule(rule(put + "\"" + marker + ".pending\"", "\"action\": \"status\", \"status\": 500, \"count\": 1"));
+        HadoopS3.addRule(rule(put + "\"" + marker + ".pending\"", PASS));
         HadoopS3.addRule(rule(put + "\"" + marker + "\"", "\"action\": \"status_after_forward\", \"status\": 500, \"count\": 1"));
         byte[] data = HadoopS3.data(1000, 7);
         j.write("m.bin", data);
@@ -342,7 +349,8 @@ class UploadRecoveryTest {
         List<String> pendingPuts = new ArrayList<>();
         for (HadoopS3.Logged e : HadoopS3.logged(marker)) {
             if (e.operation().equals("PutObject")) {
-                (e.path().endsWith(".pending") ? pendingPuts : markerPuts).add(e.fault() + " " + e.status());
+                String fault = "delay".equals(e.fault()) ? null : e.fault(); // PASS
+                (e.path().endsWith(".pending") ? pendingPuts : markerPuts).add(fault + " " + e.status());
             }
         }
         if (s.isNative) {
@@ -408,9 +416,9 @@ class UploadRecoveryTest {
             case "UploadPart" -> HadoopS3.addRule(rule("\"method\": \"PUT\", \"part_number\": 2, \"path_contains\": \""
                     + s.wire("out/" + name) + "\"", fail));
             case "marker" -> {
-                // The .pending passes (a delay of 0 ms is a pass-through rule) so the marker
-                // rule, whose path is a prefix of the .pending's, sees the marker only.
-                HadoopS3.addRule(rule(put + "\"" + marker + ".pending\"", "\"action\": \"delay\", \"delay_ms\": 0, \"count\": -1"));
+                // The .pending passes (PASS) so the marker rule, whose path is a prefix of the
+                // .pending's, sees the marker only.
+                HadoopS3.addRule(rule(put + "\"" + marker + ".pending\"", PASS));
                 HadoopS3.addRule(rule(put + "\"" + marker + "\"", fail));
             }
             default -> HadoopS3.addRule(rule(put + "\"" + marker + ".pending\"", fail));
@@ -434,10 +442,23 @@ class UploadRecoveryTest {
             };
             assertTrue(e.getMessage().contains(op + " s3://" + s.bucket + "/" + failedKey), "names " + op + ": " + e);
         }
-        // The writer aborted the upload on the final key itself, and a marker it had written
-        // before a failing .pending is deleted again (both routes do both).
+        // The writer aborted the upload on the final key itself.
         s.assertNoUploads("out/");
-        assertEquals(List.of(), HadoopS3.keys(s.bucket, magicKey), "marker or .pending left");
+        // No .pending, so a task commit would find nothing of this file. Stock S3A 3.3 differs
+        // for a failing marker: it writes the .pending before the marker, so the .pending of
+        // an upload it then aborted stays, where a task commit would load it as a pending
+        // commit. Native writes the marker first on every line.
+        boolean pendingFirst = !s.isNative && VersionInfo.getVersion().startsWith("3.3.");
+        assertEquals(pendingFirst && what.equals("marker") ? List.of(magicKey + ".pending") : List.of(),
+                HadoopS3.keys(s.bucket, magicKey + ".pending"), ".pending left");
+        // What was written before the failing PUT stays until the task attempt is aborted (on
+        // both routes: S3A deletes nothing on that failure either): the marker before a
+        // failing .pending, or on stock 3.3 the .pending before a failing marker.
+        List<String> left = what.equals("UploadPart") ? List.of()
+                : pendingFirst ? (what.equals("marker") ? List.of(magicKey + ".pending") : List.of())
+                : (what.equals(".pending") ? List.of(magicKey) : List.of());
+        assertEquals(left, HadoopS3.keys(s.bucket, magicKey),
+                "objects at " + magicKey + "*");
         List<String> attempts = new ArrayList<>();
         for (HadoopS3.Logged l : HadoopS3.logged(s.wire(failedKey))) {
             if (l.path().endsWith(failedKey) && l.operation().equals(what.equals("UploadPart") ? "UploadPart 2" : "PutObject")) {
@@ -452,6 +473,7 @@ class UploadRecoveryTest {
         }
         j.abort();
         s.assertNoUploads("out/");
+        assertEquals(List.of(), HadoopS3.keys(s.bucket, magicKey), "marker or .pending left after the abort");
         assertFalse(s.fs.exists(s.path("out/" + name)), "nothing published");
     }
 }
