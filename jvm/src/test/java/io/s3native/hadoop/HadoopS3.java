@@ -161,6 +161,59 @@ final class HadoopS3 {
         return out;
     }
 
+    /**
+     * One proxied request: its S3 operation (see {@link #operation}; an UploadPart with its
+     * part number, "UploadPart 2"), its percent-decoded path, the proxy's fault (null: none)
+     * and the status the client got (null: no answer).
+     */
+    record Logged(String operation, String path, String fault, Integer status) {
+    }
+
+    /** The proxy's log for paths containing {@code marker}, in order, as {@link Logged} entries. */
+    static List<Logged> logged(String marker) throws IOException {
+        List<Logged> out = new ArrayList<>();
+        for (JsonNode e : logFor(marker)) {
+            String query = e.path("query").asText("");
+            String op = operation(e.path("method").asText(), e.path("path").asText(), query);
+            String part = partNumber(query);
+            out.add(new Logged(part == null ? op : op + " " + part, decode(e.path("path").asText()),
+                    e.path("fault").isNull() ? null : e.path("fault").asText(),
+                    e.path("status").isNull() ? null : e.path("status").asInt()));
+        }
+        return out;
+    }
+
+    private static String partNumber(String query) {
+        for (String p : query.split("&")) {
+            String[] kv = p.split("=", 2);
+            if (kv.length == 2 && kv[0].equals("partNumber")) {
+                return kv[1];
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Arm a fault proxy rule (JSON, see tests/support/fault_proxy.py). The proxy's rules are
+     * shared by every test using it: always match a path no other test uses.
+     */
+    static void addRule(String json) throws IOException {
+        if (PROXY == null) {
+            throw new IllegalStateException("S3NATIVE_TEST_FAULT_PROXY is not set");
+        }
+        try {
+            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(PROXY + "/__fault/rules"))
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                throw new IOException("the fault proxy refused rule " + json + ": HTTP " + r.statusCode() + " " + r.body());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+    }
+
     /** The access key ids that signed the proxied requests for paths containing {@code marker}. */
     static Set<String> accessKeyIds(String marker) throws IOException {
         Set<String> out = new HashSet<>();
