@@ -41,7 +41,7 @@ use tokio::sync::{watch, OnceCell};
 use crate::config::{ChecksumMode, Settings, WriterConfig};
 use crate::error::{Error, ErrorKind, Result};
 use crate::magic::{self, MagicFile};
-use crate::pool::{self, Reservation, Store};
+use crate::pool::{self, Chunk, PartLease, Store};
 use crate::result::{split_part_id, UploadResult};
 use crate::s3;
 use crate::stats::{Recorder, Statistics};
@@ -244,7 +244,7 @@ impl Shared {
 
     /// Upload part `idx` (0-based); runs on the runtime. Stops (dropping its request) as soon
     /// as the upload is discarded.
-    async fn upload_part(self: Arc<Self>, idx: usize, data: Bytes, reservation: Reservation, handed_off: Instant) {
+    async fn upload_part(self: Arc<Self>, idx: usize, data: PutPayload, handed_off: Instant) {
         let mut discard = self.discard.subscribe();
         // Waiting for an upload slot ends at once when the upload is discarded. Creating the
         // upload is never cut off (the abort must see the upload id of an upload S3 created),
@@ -263,13 +263,13 @@ impl Shared {
             }
             let started = Instant::now();
             self.stats.queue_wait(started - handed_off);
-            let sent = s3::upload_part(&self.store, &self.path, &id, idx, PutPayload::from(data), &self.stats).await;
+            let sent = s3::upload_part(&self.store, &self.path, &id, idx, data, &self.stats).await;
             self.stats.upload_time(started.elapsed());
             sent.map(Some)
         }
         .await;
-        // The part's last attempt has ended: give its bytes back.
-        drop(reservation);
+        // The part's last attempt has ended and its payload (the chunks) is dropped: its
+        // bytes are back in the budget.
         match outcome {
             Ok(Some(part)) => {
                 self.stats.part_uploaded();
@@ -344,10 +344,27 @@ pub fn abort_open_uploads() -> usize {
 // ---------------------------------------------------------------------------------------
 // Writer
 
-/// The part buffer being filled and its share of the budget.
+/// The part buffer being filled: its chunks, taken from the budget as it fills.
 struct PartBuffer {
-    data: Vec<u8>,
-    reservation: Reservation,
+    lease: PartLease,
+    chunks: Vec<Chunk>,
+    /// Bytes in the buffer.
+    len: u64,
+    /// The part's size: the buffer is full at this length.
+    size: u64,
+}
+
+impl PartBuffer {
+    fn full(&self) -> bool {
+        self.len == self.size
+    }
+
+    /// The chunks as one payload, to upload: their bytes go back to the budget when the
+    /// last copy of the payload is dropped.
+    fn into_payload(mut self) -> PutPayload {
+        self.lease.uploading(&mut self.chunks);
+        self.chunks.into_iter().map(Bytes::from_owner).collect()
+    }
 }
 
 /// Streams bytes to one S3 object as a multipart upload (or one PUT).
@@ -522,25 +539,29 @@ impl Writer {
         self.check_open()?;
         let mut done = 0usize;
         while done < len {
-            let full = self.buffer.as_ref().is_some_and(|b| b.data.len() == b.data.capacity());
-            if full {
+            if self.buffer.as_ref().is_some_and(PartBuffer::full) {
                 let b = self.buffer.take().expect("a full buffer");
                 self.hand_off(b, interrupted)?;
             }
             if self.buffer.is_none() {
-                self.buffer = Some(self.new_buffer(interrupted)?);
+                self.buffer = Some(self.new_buffer()?);
+            }
+            if self.buffer.as_ref().is_some_and(|b| b.chunks.last().is_none_or(|c| c.room() == 0)) {
+                self.next_chunk(interrupted)?;
             }
             let b = self.buffer.as_mut().expect("a buffer");
-            b.reservation.touch();
-            let n = (len - done).min(b.data.capacity() - b.data.len());
-            let spare = &mut b.data.spare_capacity_mut()[..n];
+            b.lease.touch();
+            let chunk = b.chunks.last_mut().expect("a chunk with room").data_mut();
+            let n = (len - done).min(pool::BUDGET_STEP as usize - chunk.len()).min((b.size - b.len) as usize);
+            let spare = &mut chunk.spare_capacity_mut()[..n];
             if let Err(e) = fill(done, spare) {
                 // Part of this call's bytes are in: the stream is no longer what the caller
                 // wrote, so the writer fails. A call that copied nothing changes nothing.
                 return Err(if done > 0 { self.fail(e) } else { e });
             }
             // SAFETY: `fill` initialised all `n` bytes of the spare capacity.
-            unsafe { b.data.set_len(b.data.len() + n) };
+            unsafe { chunk.set_len(chunk.len() + n) };
+            b.len += n as u64;
             done += n;
             self.length += n as u64;
             self.shared.stats.add_bytes(n as u64);
@@ -563,7 +584,8 @@ impl Writer {
         self.shared.fail(e)
     }
 
-    fn new_buffer(&mut self, interrupted: &dyn Fn() -> bool) -> Result<PartBuffer> {
+    /// The next part's buffer, holding nothing yet (chunks come as it fills).
+    fn new_buffer(&mut self) -> Result<PartBuffer> {
         let part_number = self.parts_sliced + 1;
         if part_number > self.config.max_parts {
             return Err(self.fail(Error::new(
@@ -578,23 +600,31 @@ impl Writer {
             )));
         }
         let size = self.config.part_size_for(part_number);
+        Ok(PartBuffer { lease: pool::budget().lease(size), chunks: Vec::new(), len: 0, size })
+    }
+
+    /// Add a chunk to the current buffer, waiting for the budget as its admission rule says.
+    fn next_chunk(&mut self, interrupted: &dyn Fn() -> bool) -> Result<()> {
         let shared = &self.shared;
+        let b = self.buffer.as_mut().expect("a buffer");
         let cancelled = || {
             if interrupted() {
                 return Err(Error::interrupted("waiting for the memory budget"));
             }
             shared.check_open()
         };
-        let reservation = pool::timed(|d| shared.stats.budget_blocked(d), || pool::budget().acquire(size, &cancelled));
-        match reservation {
-            Ok(reservation) => Ok(PartBuffer { data: Vec::with_capacity(size as usize), reservation }),
+        match pool::timed(|d| shared.stats.budget_blocked(d), || b.lease.next_chunk(&cancelled)) {
+            Ok(chunk) => {
+                b.chunks.push(chunk);
+                Ok(())
+            }
             Err(e) => Err(self.fail(e)),
         }
     }
 
     /// Number the buffer as the next part and hand it to an upload task, first waiting while
     /// the writer has its maximum of parts in flight.
-    fn hand_off(&mut self, mut buffer: PartBuffer, interrupted: &dyn Fn() -> bool) -> Result<()> {
+    fn hand_off(&mut self, buffer: PartBuffer, interrupted: &dyn Fn() -> bool) -> Result<()> {
         let cap = self.config.parts_in_flight;
         if *self.shared.in_flight.borrow() >= cap {
             let start = Instant::now();
@@ -610,10 +640,9 @@ impl Writer {
         self.check_open()?;
         let idx = self.parts_sliced as usize;
         self.parts_sliced += 1;
-        buffer.reservation.uploading();
+        let data = buffer.into_payload();
         self.shared.in_flight.send_modify(|n| *n += 1);
-        let data = Bytes::from(buffer.data);
-        self.shared.rt.spawn(self.shared.clone().upload_part(idx, data, buffer.reservation, Instant::now()));
+        self.shared.rt.spawn(self.shared.clone().upload_part(idx, data, Instant::now()));
         Ok(())
     }
 
@@ -664,7 +693,8 @@ impl Writer {
         }
         let last = match self.buffer.take() {
             Some(b) => Some(b),
-            None if self.parts_sliced == 0 => Some(self.new_buffer(interrupted)?),
+            // At least one part, even for 0 bytes (Deferred): an empty one, holding nothing.
+            None if self.parts_sliced == 0 => Some(self.new_buffer()?),
             None => None,
         };
         if let Some(b) = last {
@@ -741,15 +771,11 @@ impl Writer {
     fn single_put(&mut self) -> Result<UploadResult> {
         let shared = self.shared.clone();
         shared.begin_completing()?;
-        let (payload, reservation) = match self.buffer.take() {
-            Some(b) => (PutPayload::from(Bytes::from(b.data)), Some(b.reservation)),
-            None => (PutPayload::new(), None),
-        };
+        let payload = self.buffer.take().map(PartBuffer::into_payload).unwrap_or_default();
+        // The payload (and with it the buffer's bytes) is dropped when the PUT ends.
         let put = pool::block_on(shared.rt, "uploading the object", &|| false, async {
             s3::put_object(&shared.store, &shared.path, payload, shared.upload_options.clone(), "PutObject", &shared.stats).await
-        });
-        drop(reservation);
-        let put = put??;
+        })??;
         shared.stats.single_put();
         Ok(UploadResult {
             bucket: shared.bucket.clone(),
