@@ -61,6 +61,7 @@ fn eight_threads_of_small_files_never_wait_under_a_four_part_budget() {
     // Taking a step that is free costs microseconds; waiting for another writer's part
     // (what whole-part reservation did here) costs the time of an upload.
     let blocked_us: u64 = all.iter().map(|(_, r)| r.statistics.budget_blocked_us).sum();
+    eprintln!("budget-blocked time: {blocked_us} us over {} files", all.len());
     assert!(blocked_us < 100_000, "writers were blocked by the budget for {blocked_us} us in all");
     for (key, r) in all.iter().step_by(37) {
         assert_eq!(r.length, FILE as u64, "{key}");

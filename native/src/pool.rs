@@ -18,8 +18,8 @@
 //! every part being filled could still be completed, in some order, from the bytes free now
 //! plus the bytes uploading (the runtime gives those back without any caller), a completed
 //! part's bytes counting as free once it uploads (the banker's test, [`BudgetState::safe_with_one_more`]).
-//! Parts that hold nothing yet start first come first served (only the oldest waiting start
-//! is considered); a part that already holds chunks may pass waiters ahead of it, since
+//! Parts that hold nothing yet start first come first served (none passes an older start
+//! that may not start yet); a part that already holds chunks may pass waiters ahead of it, since
 //! letting the part nearest to full finish is what gives bytes back. Small files therefore
 //! never wait while the budget has room for their one chunk and for the parts already
 //! filling to finish.
@@ -137,6 +137,12 @@ pub(crate) fn block_on<F: std::future::Future>(
 /// that taking the budget's lock once per MiB costs nothing next to copying that MiB.
 pub const BUDGET_STEP: u64 = 1 << 20;
 
+/// How long a chunk may lie unused in the pool before it is freed: 10 s. Long enough to
+/// carry chunks from one file, task or batch to the next (a Spark task's files come
+/// seconds apart at most), short enough that a process that stops writing gives its
+/// buffers back soon: 10 s after the last part upload ends the pool is empty.
+pub const POOL_IDLE_RELEASE: Duration = Duration::from_secs(10);
+
 /// Process-wide budget of part buffer bytes; see the module docs for the admission rule.
 pub struct MemoryBudget {
     state: Mutex<BudgetState>,
@@ -156,6 +162,16 @@ struct BudgetState {
     /// Parts being filled, by id.
     filling: HashMap<u64, Filling>,
     next_id: u64,
+    /// Chunks given back and kept for reuse, with the time each came back; the newest last
+    /// (reused first, so the oldest age out when fewer are needed).
+    free: Vec<(Vec<u8>, Instant)>,
+    /// The thread freeing chunks unused for [`POOL_IDLE_RELEASE`] runs.
+    releasing: bool,
+    /// [`POOL_IDLE_RELEASE`], shorter in unit tests.
+    idle: Duration,
+    allocated: u64,
+    reused: u64,
+    released: u64,
 }
 
 /// A caller waiting for one chunk of part `part`.
@@ -179,8 +195,16 @@ pub struct BudgetSnapshot {
     pub capacity: u64,
     /// Bytes of chunks held by parts (being filled or uploading).
     pub used: u64,
-    /// The most bytes ever held at once.
+    /// Bytes of chunks in the pool, kept for reuse (within the budget with `used`).
+    pub pooled: u64,
+    /// The most bytes ever held at once, in parts and in the pool.
     pub peak: u64,
+    /// Chunks allocated so far.
+    pub chunks_allocated: u64,
+    /// Chunks taken from the pool so far (each saved an allocation and its page faults).
+    pub chunks_reused: u64,
+    /// Chunks freed from the pool so far (unused for [`POOL_IDLE_RELEASE`], or the budget shrank).
+    pub chunks_released: u64,
 }
 
 /// One part buffer's claim on the budget while it is being filled: chunks come from
@@ -223,6 +247,7 @@ impl AsRef<[u8]> for Chunk {
 impl Drop for Chunk {
     fn drop(&mut self) {
         let b = self.budget;
+        let mut data = std::mem::take(&mut self.data);
         let mut s = b.lock();
         s.used -= BUDGET_STEP;
         if self.uploading {
@@ -230,7 +255,23 @@ impl Drop for Chunk {
         } else if let Some(f) = s.filling.get_mut(&self.part) {
             f.held -= BUDGET_STEP;
         }
+        // Kept for reuse while it fits in the budget (not after an overcommit or when the
+        // budget shrank); its pages stay faulted in.
+        if s.used + s.pooled() + BUDGET_STEP <= s.capacity && data.capacity() >= BUDGET_STEP as usize {
+            data.clear();
+            s.free.push((data, Instant::now()));
+            data = Vec::new();
+            if !s.releasing {
+                s.releasing = true;
+                std::thread::Builder::new()
+                    .name("s3native-pool".into())
+                    .spawn(move || b.release_idle())
+                    .map_err(|_| s.releasing = false)
+                    .ok();
+            }
+        }
         drop(s);
+        drop(data);
         b.changed.notify_all();
     }
 }
@@ -292,6 +333,23 @@ enum Admit {
 }
 
 impl BudgetState {
+    fn pooled(&self) -> u64 {
+        BUDGET_STEP * self.free.len() as u64
+    }
+
+    fn note_peak(&mut self) {
+        self.peak = self.peak.max(self.used + self.pooled());
+    }
+
+    /// Take chunks out of the pool until it fits in the budget with what parts hold.
+    fn trim_pool(&mut self) -> Vec<(Vec<u8>, Instant)> {
+        let keep = (self.capacity.saturating_sub(self.used) / BUDGET_STEP) as usize;
+        let n = self.free.len().saturating_sub(keep);
+        self.released += n as u64;
+        // The oldest go first.
+        self.free.drain(..n).collect()
+    }
+
     /// True when giving one more chunk to part `part` keeps the budget *safe*: the chunk
     /// fits, and the parts being filled can all be completed in some order from the free
     /// bytes and the bytes uploading, each part's bytes coming back (via its upload) once it
@@ -324,21 +382,21 @@ impl BudgetState {
 
     /// The admission rule for waiter `me` (see the module docs).
     fn admit(&self, me: &Waiter) -> Admit {
-        let candidate = |w: &Waiter, first_start: &mut bool| -> bool {
-            let held = self.filling.get(&w.part).map_or(0, |f| f.held);
-            if held == 0 {
-                // Parts starting go first come first served: only the oldest may start.
-                let first = *first_start;
-                *first_start = false;
-                first && self.safe_with_one_more(w.part)
-            } else {
-                self.safe_with_one_more(w.part)
+        // Parts starting go first come first served: none passes an older start that may not
+        // start yet.
+        let mut start_blocked = false;
+        let mut candidate = |w: &Waiter| -> bool {
+            let starting = self.filling.get(&w.part).is_none_or(|f| f.held == 0);
+            if starting && start_blocked {
+                return false;
             }
+            let safe = self.safe_with_one_more(w.part);
+            start_blocked |= starting && !safe;
+            safe
         };
-        let mut first_start = true;
         let mut anyone = false;
         for w in &self.queue {
-            if candidate(w, &mut first_start) {
+            if candidate(w) {
                 if w.ticket == me.ticket {
                     return Admit::Yes;
                 }
@@ -373,6 +431,12 @@ impl MemoryBudget {
                 queue: VecDeque::new(),
                 filling: HashMap::new(),
                 next_id: 0,
+                free: Vec::new(),
+                releasing: false,
+                idle: POOL_IDLE_RELEASE,
+                allocated: 0,
+                reused: 0,
+                released: 0,
             }),
             changed: Condvar::new(),
         }
@@ -382,27 +446,62 @@ impl MemoryBudget {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Set the capacity in bytes.
+    /// Set the capacity in bytes; a smaller one frees pooled chunks beyond it.
     fn set_capacity(&self, capacity: u64) {
         let mut s = self.lock();
         if s.capacity != capacity {
             s.capacity = capacity;
+            let freed = s.trim_pool();
             drop(s);
+            drop(freed);
             self.changed.notify_all();
+        }
+    }
+
+    /// The pool's release thread: frees chunks unused for [`POOL_IDLE_RELEASE`], sleeping
+    /// until the oldest one's time; ends when the pool is empty (the next chunk given back
+    /// starts it again).
+    fn release_idle(&self) {
+        loop {
+            let mut s = self.lock();
+            let Some(oldest) = s.free.first().map(|(_, at)| *at) else {
+                s.releasing = false;
+                return;
+            };
+            let idle = s.idle;
+            let now = Instant::now();
+            if now < oldest + idle {
+                drop(s);
+                std::thread::sleep(oldest + idle - now);
+                continue;
+            }
+            let n = s.free.iter().take_while(|(_, at)| now >= *at + idle).count();
+            s.released += n as u64;
+            let freed: Vec<_> = s.free.drain(..n).collect();
+            drop(s);
+            drop(freed);
         }
     }
 
     /// Figures now; `peak` is the most ever held.
     pub fn snapshot(&self) -> BudgetSnapshot {
         let s = self.lock();
-        BudgetSnapshot { capacity: s.capacity, used: s.used, peak: s.peak }
+        BudgetSnapshot {
+            capacity: s.capacity,
+            used: s.used,
+            pooled: s.pooled(),
+            peak: s.peak,
+            chunks_allocated: s.allocated,
+            chunks_reused: s.reused,
+            chunks_released: s.released,
+        }
     }
 
     /// Reset the peak to the bytes held now (a test hook: feature `test-hooks`).
     #[cfg(any(test, feature = "test-hooks"))]
     pub fn reset_peak(&self) {
         let mut s = self.lock();
-        s.peak = s.used;
+        s.peak = s.used + s.pooled();
     }
 
     /// Open a part buffer of `size` bytes for the current thread to fill; it holds nothing
@@ -431,13 +530,21 @@ impl MemoryBudget {
                 }
                 s.queue.retain(|w| w.ticket != me.ticket);
                 s.used += BUDGET_STEP;
-                s.peak = s.peak.max(s.used);
                 if let Some(f) = s.filling.get_mut(&part) {
                     f.held += BUDGET_STEP;
                 }
+                let pooled = s.free.pop().map(|(data, _)| data);
+                if pooled.is_some() {
+                    s.reused += 1;
+                } else {
+                    s.allocated += 1;
+                }
+                s.note_peak();
                 drop(s);
                 self.changed.notify_all();
-                let data = Vec::with_capacity(BUDGET_STEP as usize);
+                // A fresh chunk is left to fault its pages in as it fills (touching them
+                // here would cost the same faults, and a memset on top).
+                let data = pooled.unwrap_or_else(|| Vec::with_capacity(BUDGET_STEP as usize));
                 return Ok(Chunk { budget: self, data, part, uploading: false });
             }
             let (guard, timeout) = self
@@ -809,5 +916,52 @@ mod tests {
         drop(uploading);
         assert_eq!(b.snapshot().used, 0);
         drop(other.next_chunk(&ok).unwrap());
+    }
+
+    #[test]
+    fn chunks_given_back_are_reused_then_freed_when_idle() {
+        let b = leaked(4 * MIB);
+        b.lock().idle = Duration::from_millis(300);
+        for _ in 0..5 {
+            let lease = b.lease(2 * MIB);
+            let mut chunks = vec![lease.next_chunk(&ok).unwrap(), lease.next_chunk(&ok).unwrap()];
+            chunks[0].data_mut().extend_from_slice(b"some bytes");
+            lease.uploading(&mut chunks);
+            drop(chunks);
+        }
+        let s = b.snapshot();
+        assert_eq!((s.chunks_allocated, s.chunks_reused, s.pooled, s.used), (2, 8, 2 * MIB, 0), "{s:?}");
+        let lease = b.lease(MIB);
+        let c = lease.next_chunk(&ok).unwrap();
+        assert!(c.as_ref().is_empty(), "a reused chunk starts empty");
+        drop(c);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while b.snapshot().pooled > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let s = b.snapshot();
+        assert_eq!((s.pooled, s.chunks_released), (0, 2), "freed once unused for the idle time: {s:?}");
+        assert_eq!(s.peak, 2 * MIB);
+    }
+
+    #[test]
+    fn a_smaller_budget_frees_pooled_chunks_beyond_it() {
+        let b = leaked(4 * MIB);
+        let lease = b.lease(4 * MIB);
+        let chunks: Vec<Chunk> = (0..4).map(|_| lease.next_chunk(&ok).unwrap()).collect();
+        drop(chunks);
+        assert_eq!(b.snapshot().pooled, 4 * MIB);
+        b.set_capacity(MIB);
+        let s = b.snapshot();
+        assert_eq!((s.pooled, s.chunks_released), (MIB, 3), "{s:?}");
+    }
+
+    #[test]
+    fn chunks_of_an_overcommit_are_not_pooled() {
+        let b = leaked(MIB);
+        let lease = b.lease(3 * MIB);
+        let chunks: Vec<Chunk> = (0..3).map(|_| lease.next_chunk(&ok).unwrap()).collect();
+        drop(chunks);
+        assert_eq!(b.snapshot().pooled, MIB, "the pool stays within the budget");
     }
 }
