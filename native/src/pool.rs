@@ -762,7 +762,7 @@ pub(crate) fn process_settings() -> Option<(u64, usize)> {
 pub(crate) fn apply_process_settings(config: &WriterConfig) -> &'static Runtime {
     let fixed = PROCESS.get_or_init(|| {
         let fixed = ProcessSettings {
-            memory_budget: config.memory_budget.unwrap_or(config::DEFAULT_MEMORY_BUDGET),
+            memory_budget: config.memory_budget_or_default(),
             runtime_threads: config.runtime_threads.unwrap_or_else(config::default_runtime_threads),
         };
         budget().set_capacity(fixed.memory_budget);
