@@ -382,40 +382,40 @@ impl BudgetState {
 
     /// The admission rule for waiter `me` (see the module docs).
     fn admit(&self, me: &Waiter) -> Admit {
-        // Parts starting go first come first served: none passes an older start that may not
-        // start yet.
-        let mut start_blocked = false;
-        let mut candidate = |w: &Waiter| -> bool {
-            let starting = self.filling.get(&w.part).is_none_or(|f| f.held == 0);
-            if starting && start_blocked {
-                return false;
-            }
-            let safe = self.safe_with_one_more(w.part);
-            start_blocked |= starting && !safe;
-            safe
-        };
-        let mut anyone = false;
-        for w in &self.queue {
-            if candidate(w) {
-                if w.ticket == me.ticket {
-                    return Admit::Yes;
-                }
-                anyone = true;
-            }
+        if self.admissible(me) {
+            return Admit::Yes;
         }
         let head = self.queue.front().map(|w| w.ticket) == Some(me.ticket);
         let stuck = head
-            && !anyone
             && self.uploading == 0
             && self.filling.values().filter(|f| f.held > 0).all(|f| {
                 let holder = f.holder.load(Ordering::Relaxed);
                 self.queue.iter().any(|w| w.thread == holder)
-            });
+            })
+            && !self.queue.iter().any(|w| self.admissible(w));
         if stuck {
             Admit::Overcommit
         } else {
             Admit::Wait
         }
+    }
+
+    /// True when waiter `w` may take its chunk within the budget: it is safe, and, for a
+    /// part starting, no older start is waiting that may not start yet (starts go first
+    /// come first served).
+    fn admissible(&self, w: &Waiter) -> bool {
+        if self.used + BUDGET_STEP > self.capacity {
+            return false;
+        }
+        let starting = |w: &Waiter| self.filling.get(&w.part).is_none_or(|f| f.held == 0);
+        if starting(w) {
+            for older in self.queue.iter().take_while(|o| o.ticket != w.ticket) {
+                if starting(older) && !self.safe_with_one_more(older.part) {
+                    return false;
+                }
+            }
+        }
+        self.safe_with_one_more(w.part)
     }
 }
 

@@ -1,10 +1,12 @@
 //! One upload: [`Writer`], its one state machine, and [`SharedWriter`], the writer the C and
 //! JNI boundaries hold.
 //!
-//! Bytes are copied once into the current part buffer. A full buffer is *frozen* when the
-//! next byte arrives (so data that exactly fills the first part is still one PUT): it gets
-//! the next part number, becomes an immutable [`Bytes`], and an upload task on the shared
-//! runtime sends it; the caller goes on at once unless the writer already has its maximum
+//! Bytes are copied once into the current part buffer, a list of 1 MiB chunks taken from
+//! the memory budget as it fills (see [`pool`] for the admission rule and the chunk pool).
+//! A full buffer is *frozen* when the next byte arrives (so data that exactly fills the
+//! first part is still one PUT): it gets the next part number, its chunks become one
+//! immutable payload (each chunk a [`Bytes`] that gives its memory back when the last copy
+//! is dropped), and an upload task on the shared runtime sends it; the caller goes on at once unless the writer already has its maximum
 //! of parts in flight. The multipart upload is created by the first part task; the other
 //! part tasks wait for its upload id.
 //!
