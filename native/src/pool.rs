@@ -17,7 +17,7 @@
 //! A caller asking for a chunk is admitted when the chunk fits and the budget stays *safe*:
 //! every part being filled could still be completed, in some order, from the bytes free now
 //! plus the bytes uploading (the runtime gives those back without any caller), a completed
-//! part's bytes counting as free once it uploads (the banker's test, [`BudgetState::safe_with_one_more`]).
+//! part's bytes counting as free once it uploads (the banker's test, `BudgetState::safe_with_one_more`).
 //! Parts that hold nothing yet start first come first served (none passes an older start
 //! that may not start yet); a part that already holds chunks may pass waiters ahead of it, since
 //! letting the part nearest to full finish is what gives bytes back. Small files therefore
@@ -44,6 +44,7 @@
 //!   least can take its next chunk (its need fits in the free bytes), unless its holder is
 //!   waiting for a chunk of *another* part (one thread, several files); if no waiter can be
 //!   admitted, the oldest is overcommitted. So some waiter always moves.
+//!
 //! The safety test keeps the budget from ever reaching the state where every holder waits
 //! with no free bytes, as long as each part has its own thread: with 64 writers under a
 //! budget of three parts, writers start only while the started parts can still all finish,
@@ -208,7 +209,7 @@ pub struct BudgetSnapshot {
 }
 
 /// One part buffer's claim on the budget while it is being filled: chunks come from
-/// [`PartLease::next_chunk`]; [`PartLease::uploading`] ends the filling.
+/// `PartLease::next_chunk`; `PartLease::uploading` ends the filling.
 pub struct PartLease {
     budget: &'static MemoryBudget,
     id: u64,
