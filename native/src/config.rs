@@ -12,7 +12,8 @@
 //!
 //! | key | meaning | default |
 //! |---|---|---|
-//! | `fs.s3a.native.memory.budget` | process-wide bytes of part buffers, at least 1 MiB (admission: see `pool`); fixed by the process's first writer, no per-bucket form | 1 GiB |
+//! | `fs.s3a.native.memory.budget` | process-wide bytes of part buffers, at least 1 MiB (admission: see `pool`); fixed by the process's first writer, no per-bucket form | from the container's memory limit: see [`default_memory_budget`] |
+//! | `fs.s3a.native.jvm.heap.max` | the JVM's maximum heap (`Runtime.maxMemory()`), bytes: the JVM side sets it, for the default budget | none (no JVM) |
 //! | `fs.s3a.native.parts.in.flight` | parts one writer may have uploading at once | `fs.s3a.fast.upload.active.blocks`, else 4 |
 //! | `fs.s3a.native.runtime.threads` | worker threads of the process-wide runtime; fixed by the process's first writer, no per-bucket form | CPUs, at least 2 |
 //! | `fs.s3a.native.part.size` | first part size, 5 MiB..5 GiB | `fs.s3a.multipart.size`, else 64 MiB |
@@ -58,8 +59,79 @@ pub const DEFAULT_PART_SIZE: u64 = 64 * 1024 * 1024;
 /// Default timeout of one HTTP request, body included: 5 minutes (a 64 MiB part at
 /// 0.25 MiB/s).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
-/// Default process-wide memory budget: 1 GiB.
+/// The process-wide memory budget without a memory limit on the process, and the most the
+/// default ever is: 1 GiB.
 pub const DEFAULT_MEMORY_BUDGET: u64 = 1024 * 1024 * 1024;
+/// The least the default budget is under a memory limit: 64 MiB (one part of S3A's default
+/// size).
+pub const MIN_DEFAULT_MEMORY_BUDGET: u64 = 64 * 1024 * 1024;
+/// The key the JVM side sets to the JVM's maximum heap (`Runtime.maxMemory()`, bytes).
+pub const JVM_HEAP_MAX_KEY: &str = "fs.s3a.native.jvm.heap.max";
+
+/// The budget when `fs.s3a.native.memory.budget` is not set, from what the process may use:
+/// a quarter of the cgroup memory limit left after the JVM heap (`jvm_heap`, from
+/// `fs.s3a.native.jvm.heap.max`; none without a JVM), rounded down to a MiB and clamped to
+/// 64 MiB..1 GiB; without a cgroup limit, 1 GiB.
+///
+/// Why: a container is killed when the process passes its limit, and the JVM heap takes most
+/// of it. Spark sizes an executor's container as its heap plus
+/// `spark.executor.memoryOverhead` (default max(384 MiB, 10% of the heap)), which also holds
+/// the JVM's own native memory (metaspace, threads, direct buffers, Netty), so the budget may
+/// take only a share of what is left: a quarter, e.g. 102 MiB of a 4 GiB executor's 410 MiB
+/// overhead. The limit is cgroup v2's `memory.max` or cgroup v1's
+/// `memory.limit_in_bytes` of the process's cgroup (from `/proc/self/cgroup`, the smallest
+/// along the path to the root of the hierarchy mounted at `/sys/fs/cgroup`), read once per
+/// process.
+pub fn default_memory_budget(jvm_heap: Option<u64>) -> u64 {
+    static LIMIT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    budget_for_limit(*LIMIT.get_or_init(|| cgroup_memory_limit(std::path::Path::new("/"))), jvm_heap)
+}
+
+/// The rule of [`default_memory_budget`] for a memory limit of `limit` bytes (none: no limit).
+pub fn budget_for_limit(limit: Option<u64>, jvm_heap: Option<u64>) -> u64 {
+    let Some(limit) = limit else { return DEFAULT_MEMORY_BUDGET };
+    let share = limit.saturating_sub(jvm_heap.unwrap_or(0)) / 4;
+    (share & !((1 << 20) - 1)).clamp(MIN_DEFAULT_MEMORY_BUDGET, DEFAULT_MEMORY_BUDGET)
+}
+
+/// The memory limit of the process's cgroup, v2 or v1, in bytes, reading the files under
+/// `root` (`/` in production; a directory of fake files in tests): none when no limit is
+/// set or nothing can be read.
+pub fn cgroup_memory_limit(root: &std::path::Path) -> Option<u64> {
+    let cgroups = std::fs::read_to_string(root.join("proc/self/cgroup")).ok()?;
+    let mut limit: Option<u64> = None;
+    for line in cgroups.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (fields.next(), fields.next(), fields.next()) else { continue };
+        let (mount, file) = if id == "0" && controllers.is_empty() {
+            (root.join("sys/fs/cgroup"), "memory.max")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (root.join("sys/fs/cgroup/memory"), "memory.limit_in_bytes")
+        } else {
+            continue;
+        };
+        // The process's own cgroup and every ancestor up to the mount's root: the smallest
+        // limit holds. In a container the path may name the host's hierarchy, which is not
+        // mounted: then only the mount's root (the container's own cgroup) is read.
+        let mut dir = mount.join(path.trim_start_matches('/'));
+        loop {
+            if let Some(l) = read_limit(&dir.join(file)) {
+                limit = Some(limit.map_or(l, |m| m.min(l)));
+            }
+            if dir == mount || !dir.pop() || !dir.starts_with(&mount) {
+                break;
+            }
+        }
+    }
+    limit
+}
+
+/// A cgroup limit file's value: none for `max` (v2), for v1's "unlimited" (a number near
+/// 2^63), or when unreadable.
+fn read_limit(file: &std::path::Path) -> Option<u64> {
+    let v = std::fs::read_to_string(file).ok()?;
+    v.trim().parse::<u64>().ok().filter(|l| *l < 1 << 62)
+}
 
 /// Settings as a string map of Hadoop configuration keys to values.
 ///
@@ -292,8 +364,10 @@ pub struct WriterConfig {
     /// Parts one writer may have uploading at once (at least 1).
     pub parts_in_flight: usize,
     /// Process-wide part buffer bytes, when the settings name it (the process's first
-    /// writer fixes it; the default is [`DEFAULT_MEMORY_BUDGET`]).
+    /// writer fixes it; the default is [`default_memory_budget`]).
     pub memory_budget: Option<u64>,
+    /// The JVM's maximum heap, when the JVM side named it ([`JVM_HEAP_MAX_KEY`]).
+    pub jvm_heap_max: Option<u64>,
     /// Worker threads of the process-wide runtime, when the settings name it (the process's
     /// first writer fixes it; the default is [`default_runtime_threads`]).
     pub runtime_threads: Option<usize>,
@@ -433,6 +507,10 @@ impl WriterConfig {
                     b => Some(b),
                 },
             },
+            jvm_heap_max: match r.str("native.jvm.heap.max") {
+                None => None,
+                Some(_) => Some(r.size("native.jvm.heap.max", 0)?),
+            },
             runtime_threads: match r.str("native.runtime.threads") {
                 None => None,
                 Some(_) => Some(r.int("native.runtime.threads", 0, 1, 1024)? as usize),
@@ -446,6 +524,12 @@ impl WriterConfig {
     /// Size of part `part_number` (1-based).
     pub fn part_size_for(&self, part_number: u32) -> u64 {
         part_size_for(self.part_size, self.fixed_part_size, part_number)
+    }
+
+    /// The memory budget these settings ask for: the named one, else the default
+    /// ([`default_memory_budget`]).
+    pub fn memory_budget_or_default(&self) -> u64 {
+        self.memory_budget.unwrap_or_else(|| default_memory_budget(self.jvm_heap_max))
     }
 }
 
@@ -814,5 +898,85 @@ mod tests {
         let e = WriterConfig::resolve(&Settings::new().with("fs.s3a.access.key", "AKIATESTKEY"), "b1b").unwrap_err();
         assert_eq!(e.setting(), Some("fs.s3a.secret.key"));
         assert!(WriterConfig::resolve(&base(), "Bad_Bucket!").is_err());
+    }
+
+    /// A fake root with `/proc/self/cgroup` and the given files under it.
+    fn fake_root(name: &str, cgroup: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+        let root = std::env::temp_dir().join(format!("s3native-cgroup-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (path, content) in [("proc/self/cgroup", cgroup)].iter().chain(files) {
+            let f = root.join(path);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, content).unwrap();
+        }
+        root
+    }
+
+    const MIB: u64 = 1 << 20;
+    const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn cgroup_v2_limit_is_the_smallest_along_the_path() {
+        let root = fake_root(
+            "v2",
+            "0::/kubepods/pod1/ctr\n",
+            &[
+                ("sys/fs/cgroup/memory.max", "max\n"),
+                ("sys/fs/cgroup/kubepods/memory.max", "17179869184\n"),
+                ("sys/fs/cgroup/kubepods/pod1/memory.max", "4831838208\n"),
+                ("sys/fs/cgroup/kubepods/pod1/ctr/memory.max", "max\n"),
+            ],
+        );
+        assert_eq!(cgroup_memory_limit(&root), Some(4831838208));
+        let unlimited = fake_root("v2max", "0::/\n", &[("sys/fs/cgroup/memory.max", "max\n")]);
+        assert_eq!(cgroup_memory_limit(&unlimited), None);
+    }
+
+    #[test]
+    fn cgroup_v1_limit_and_its_unlimited_value() {
+        let cgroup = "12:pids:/docker/abc\n4:memory:/docker/abc\n0::/\n";
+        let root = fake_root(
+            "v1",
+            cgroup,
+            &[
+                ("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n"),
+                ("sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "2147483648\n"),
+            ],
+        );
+        assert_eq!(cgroup_memory_limit(&root), Some(2 * GIB));
+        // In a container the host's path is not mounted: the mount's root is the container's.
+        let ns = fake_root("v1ns", cgroup, &[("sys/fs/cgroup/memory/memory.limit_in_bytes", "1073741824\n")]);
+        assert_eq!(cgroup_memory_limit(&ns), Some(GIB));
+        let unlimited = fake_root("v1max", cgroup, &[("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n")]);
+        assert_eq!(cgroup_memory_limit(&unlimited), None);
+        assert_eq!(cgroup_memory_limit(std::path::Path::new("/nonexistent-root")), None, "nothing readable: no limit");
+    }
+
+    #[test]
+    fn default_budget_is_a_quarter_of_the_limit_left_after_the_heap() {
+        // No limit: 1 GiB.
+        assert_eq!(budget_for_limit(None, Some(4 * GIB)), GIB);
+        // A Spark executor of 4 GiB heap with the default overhead (10%, at least 384 MiB):
+        // a quarter of the 410 MiB left, rounded down to a MiB.
+        let heap = 4 * GIB;
+        let overhead = (heap / 10).max(384 * MIB);
+        assert_eq!(budget_for_limit(Some(heap + overhead), Some(heap)), 102 * MIB);
+        // A small executor: 64 MiB at least, even when the heap takes the whole limit.
+        assert_eq!(budget_for_limit(Some(GIB + 384 * MIB), Some(GIB)), 96 * MIB);
+        assert_eq!(budget_for_limit(Some(GIB), Some(2 * GIB)), 64 * MIB);
+        // No JVM: a quarter of the whole limit, at most 1 GiB.
+        assert_eq!(budget_for_limit(Some(2 * GIB), None), 512 * MIB);
+        assert_eq!(budget_for_limit(Some(64 * GIB), None), GIB);
+    }
+
+    #[test]
+    fn the_jvm_heap_key_feeds_the_default_budget() {
+        let c = WriterConfig::resolve(&base().with(JVM_HEAP_MAX_KEY, "3g"), "b1b").unwrap();
+        assert_eq!(c.jvm_heap_max, Some(3 * GIB));
+        assert_eq!(c.memory_budget_or_default(), default_memory_budget(Some(3 * GIB)));
+        let named = WriterConfig::resolve(&base().with(JVM_HEAP_MAX_KEY, "3g").with("fs.s3a.native.memory.budget", "200M"), "b1b").unwrap();
+        assert_eq!(named.memory_budget_or_default(), 200 * MIB, "a named budget wins");
+        let e = WriterConfig::resolve(&base().with(JVM_HEAP_MAX_KEY, "lots"), "b1b").unwrap_err();
+        assert_eq!(e.setting(), Some(JVM_HEAP_MAX_KEY));
     }
 }

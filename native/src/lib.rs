@@ -106,7 +106,8 @@ pub struct Validation {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct EffectiveSettings {
     /// Process-wide part buffer bytes: what this process already runs with, else what these
-    /// settings would fix (`fs.s3a.native.memory.budget`, default 1 GiB).
+    /// settings would fix (`fs.s3a.native.memory.budget`, default from the memory limit:
+    /// [`config::default_memory_budget`]).
     pub memory_budget: u64,
     /// Worker threads of the process-wide runtime, fixed the same way.
     pub runtime_threads: usize,
@@ -132,7 +133,7 @@ pub struct EffectiveSettings {
 impl EffectiveSettings {
     fn of(c: &WriterConfig) -> Self {
         let (memory_budget, runtime_threads) = pool::process_settings().unwrap_or_else(|| {
-            (c.memory_budget.unwrap_or(config::DEFAULT_MEMORY_BUDGET), c.runtime_threads.unwrap_or_else(config::default_runtime_threads))
+            (c.memory_budget_or_default(), c.runtime_threads.unwrap_or_else(config::default_runtime_threads))
         });
         let s = &c.store;
         let credentials = match (&s.credentials, &s.default_chain) {

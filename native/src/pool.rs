@@ -8,15 +8,48 @@
 //! and gets one WARN line on standard error per key and value.
 //!
 //! # Memory budget
-//! Part buffers take bytes from one process-wide [`MemoryBudget`] when a part's first byte
-//! arrives, on the caller's thread, and give them back when the part's last upload attempt
-//! ends. Callers queue first-come first-served, so a writer never waits behind another
-//! writer's whole backlog. A caller is admitted when its bytes fit. It is also admitted
-//! beyond the budget (a counted *overcommit*) when waiting could never end: no part is
-//! uploading anywhere (so nothing will be given back by the runtime) and every thread that
-//! holds a partly filled part buffer is itself waiting in the queue, for example one thread
-//! writing several files in turn, or a part larger than the whole budget. Runtime threads
-//! never wait for the budget.
+//! A part buffer is a list of [`BUDGET_STEP`] (1 MiB) chunks. It takes its chunks from one
+//! process-wide [`MemoryBudget`] one at a time as it fills, on the caller's thread, and the
+//! chunks go back when the part's last upload attempt ends. Runtime threads never wait for
+//! the budget.
+//!
+//! ## Admission
+//! A caller asking for a chunk is admitted when the chunk fits and the budget stays *safe*:
+//! every part being filled could still be completed, in some order, from the bytes free now
+//! plus the bytes uploading (the runtime gives those back without any caller), a completed
+//! part's bytes counting as free once it uploads (the banker's test, `BudgetState::safe_with_one_more`).
+//! Parts that hold nothing yet start first come first served (none passes an older start
+//! that may not start yet); a part that already holds chunks may pass waiters ahead of it, since
+//! letting the part nearest to full finish is what gives bytes back. Small files therefore
+//! never wait while the budget has room for their one chunk and for the parts already
+//! filling to finish.
+//!
+//! A caller is also admitted beyond the budget (a counted *overcommit*) when waiting could
+//! never end: it is the oldest waiter, no waiter can be admitted, no part is uploading
+//! anywhere, and every thread holding chunks of a part being filled is itself waiting in the
+//! queue. Examples: one thread writing several files in turn (it holds a partial part of
+//! each and waits for the next), or a part larger than the whole budget.
+//!
+//! ## Why nothing deadlocks
+//! A waiter waits only for bytes to come back. Bytes come back from (a) parts uploading,
+//! which the runtime finishes without callers (every request ends: timeouts and a bounded
+//! number of retries), and (b) parts being filled, which need their holder thread to go on
+//! writing or to close (which uploads the part) or abort (which drops it).
+//! - Uploading > 0: the wait ends when an upload ends.
+//! - Uploading = 0 and some holder thread is not waiting for the budget: that thread is
+//!   copying bytes, waiting for its own parts in flight (then uploading > 0), or in the
+//!   caller's code; it comes back to write, close or abort, which either joins the queue
+//!   or gives bytes back.
+//! - Uploading = 0 and every holder is waiting: if the budget is safe, the part needing
+//!   least can take its next chunk (its need fits in the free bytes), unless its holder is
+//!   waiting for a chunk of *another* part (one thread, several files); if no waiter can be
+//!   admitted, the oldest is overcommitted. So some waiter always moves.
+//!
+//! The safety test keeps the budget from ever reaching the state where every holder waits
+//! with no free bytes, as long as each part has its own thread: with 64 writers under a
+//! budget of three parts, writers start only while the started parts can still all finish,
+//! and nothing is overcommitted. Overcommit happens only where the rule above is forced
+//! (one thread several files, a part larger than the budget), by one chunk at a time.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::num::NonZeroUsize;
@@ -97,6 +130,20 @@ pub(crate) fn block_on<F: std::future::Future>(
 // ---------------------------------------------------------------------------------------
 // Memory budget
 
+/// The unit in which part buffers take bytes from the budget: 1 MiB. A part buffer is a
+/// list of chunks of this size, each taken when the bytes before it are full, so a 100 KiB
+/// file holds 1 MiB, not a whole part, and a budget of a few parts serves many small
+/// writers at once. 1 MiB is the smallest budget allowed (every budget holds at least one
+/// chunk), divides every part size S3A users set in MiB without waste, and is large enough
+/// that taking the budget's lock once per MiB costs nothing next to copying that MiB.
+pub const BUDGET_STEP: u64 = 1 << 20;
+
+/// How long a chunk may lie unused in the pool before it is freed: 10 s. Long enough to
+/// carry chunks from one file, task or batch to the next (a Spark task's files come
+/// seconds apart at most), short enough that a process that stops writing gives its
+/// buffers back soon: 10 s after the last part upload ends the pool is empty.
+pub const POOL_IDLE_RELEASE: Duration = Duration::from_secs(10);
+
 /// Process-wide budget of part buffer bytes; see the module docs for the admission rule.
 pub struct MemoryBudget {
     state: Mutex<BudgetState>,
@@ -105,72 +152,169 @@ pub struct MemoryBudget {
 
 struct BudgetState {
     capacity: u64,
-    /// Bytes held by part buffers being filled and parts uploading.
+    /// Bytes of chunks held by parts being filled and parts uploading.
     used: u64,
     /// Of `used`, bytes of parts uploading (given back by the runtime, no caller needed).
     uploading: u64,
     peak: u64,
     next_ticket: u64,
-    /// Waiters in arrival order: (ticket, thread).
-    queue: VecDeque<(u64, u64)>,
-    /// Buffers being filled: id -> thread that last wrote to it.
-    filling: HashMap<u64, Arc<AtomicU64>>,
+    /// Waiters in arrival order.
+    queue: VecDeque<Waiter>,
+    /// Parts being filled, by id.
+    filling: HashMap<u64, Filling>,
     next_id: u64,
+    /// Chunks given back and kept for reuse, with the time each came back; the newest last
+    /// (reused first, so the oldest age out when fewer are needed).
+    free: Vec<(Vec<u8>, Instant)>,
+    /// The thread freeing chunks unused for [`POOL_IDLE_RELEASE`] runs.
+    releasing: bool,
+    /// [`POOL_IDLE_RELEASE`], shorter in unit tests.
+    idle: Duration,
+    allocated: u64,
+    reused: u64,
+    released: u64,
+}
+
+/// A caller waiting for one chunk of part `part`.
+#[derive(Clone, Copy)]
+struct Waiter {
+    ticket: u64,
+    thread: u64,
+    part: u64,
+}
+
+/// A part being filled: who fills it, the bytes it holds and the bytes it holds when full.
+struct Filling {
+    holder: Arc<AtomicU64>,
+    held: u64,
+    need: u64,
 }
 
 /// Budget figures at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BudgetSnapshot {
     pub capacity: u64,
+    /// Bytes of chunks held by parts (being filled or uploading).
     pub used: u64,
+    /// Bytes of chunks in the pool, kept for reuse (within the budget with `used`).
+    pub pooled: u64,
+    /// The most bytes ever held at once, in parts and in the pool.
     pub peak: u64,
+    /// Chunks allocated so far.
+    pub chunks_allocated: u64,
+    /// Chunks taken from the pool so far (each saved an allocation and its page faults).
+    pub chunks_reused: u64,
+    /// Chunks freed from the pool so far (unused for [`POOL_IDLE_RELEASE`], or the budget shrank).
+    pub chunks_released: u64,
 }
 
-/// Bytes taken from the budget for one part; given back on drop.
-pub struct Reservation {
+/// One part buffer's claim on the budget while it is being filled: chunks come from
+/// `PartLease::next_chunk`; `PartLease::uploading` ends the filling.
+pub struct PartLease {
     budget: &'static MemoryBudget,
-    bytes: u64,
     id: u64,
-    /// Thread last writing into the buffer, while it is being filled.
-    holder: Option<Arc<AtomicU64>>,
+    /// Thread last writing into the buffer.
+    holder: Arc<AtomicU64>,
 }
 
-impl Reservation {
-    /// Note that the current thread is filling this buffer.
-    pub(crate) fn touch(&self) {
-        if let Some(h) = &self.holder {
-            let me = thread_id();
-            if h.load(Ordering::Relaxed) != me {
-                h.store(me, Ordering::Relaxed);
-            }
-        }
+/// [`BUDGET_STEP`] bytes of a part buffer, taken from the budget and given back on drop
+/// (when the last [`Bytes`](bytes::Bytes) made of it is dropped, after the part's last
+/// upload attempt). The bytes are `data()`'s: at most [`BUDGET_STEP`].
+pub struct Chunk {
+    budget: &'static MemoryBudget,
+    data: Vec<u8>,
+    part: u64,
+    uploading: bool,
+}
+
+impl Chunk {
+    /// The chunk's bytes, to append to (no more than [`BUDGET_STEP`] in all).
+    pub(crate) fn data_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.data
     }
 
-    /// The buffer is full and handed to the runtime for upload.
-    pub(crate) fn uploading(&mut self) {
-        if self.holder.take().is_some() {
-            let b = self.budget;
-            let mut s = b.lock();
-            s.filling.remove(&self.id);
-            s.uploading += self.bytes;
-            drop(s);
-            b.changed.notify_all();
-        }
+    /// Room left in the chunk.
+    pub(crate) fn room(&self) -> usize {
+        BUDGET_STEP as usize - self.data.len()
     }
 }
 
-impl Drop for Reservation {
+impl AsRef<[u8]> for Chunk {
+    fn as_ref(&self) -> &[u8] {
+        &self.data
+    }
+}
+
+impl Drop for Chunk {
     fn drop(&mut self) {
         let b = self.budget;
+        let mut data = std::mem::take(&mut self.data);
         let mut s = b.lock();
-        s.used -= self.bytes;
-        if self.holder.take().is_some() {
-            s.filling.remove(&self.id);
-        } else {
-            s.uploading -= self.bytes;
+        s.used -= BUDGET_STEP;
+        if self.uploading {
+            s.uploading -= BUDGET_STEP;
+        } else if let Some(f) = s.filling.get_mut(&self.part) {
+            f.held -= BUDGET_STEP;
+        }
+        // Kept for reuse while it fits in the budget (not after an overcommit or when the
+        // budget shrank); its pages stay faulted in.
+        if s.used + s.pooled() + BUDGET_STEP <= s.capacity && data.capacity() >= BUDGET_STEP as usize {
+            data.clear();
+            s.free.push((data, Instant::now()));
+            data = Vec::new();
+            if !s.releasing {
+                s.releasing = true;
+                std::thread::Builder::new()
+                    .name("s3native-pool".into())
+                    .spawn(move || b.release_idle())
+                    .map_err(|_| s.releasing = false)
+                    .ok();
+            }
         }
         drop(s);
+        drop(data);
         b.changed.notify_all();
+    }
+}
+
+impl PartLease {
+    /// Note that the current thread is filling this buffer.
+    pub(crate) fn touch(&self) {
+        let me = thread_id();
+        if self.holder.load(Ordering::Relaxed) != me {
+            self.holder.store(me, Ordering::Relaxed);
+        }
+    }
+
+    /// The buffer's next chunk, blocking until the admission rule (module docs) lets it in.
+    /// `cancelled` is polled every 50 ms (interrupt or abort of the writer); when it returns
+    /// an error, that error is returned and nothing is taken.
+    pub(crate) fn next_chunk(&self, cancelled: &dyn Fn() -> Result<()>) -> Result<Chunk> {
+        self.touch();
+        self.budget.take_chunk(self.id, cancelled)
+    }
+
+    /// The buffer is full (or final) and `chunks`, all of it, go to upload: from now on the
+    /// runtime gives them back, no caller needed.
+    pub(crate) fn uploading(self, chunks: &mut [Chunk]) {
+        let b = self.budget;
+        let mut s = b.lock();
+        s.filling.remove(&self.id);
+        for c in chunks.iter_mut() {
+            c.uploading = true;
+        }
+        s.uploading += BUDGET_STEP * chunks.len() as u64;
+        drop(s);
+        b.changed.notify_all();
+    }
+}
+
+impl Drop for PartLease {
+    fn drop(&mut self) {
+        let b = self.budget;
+        if b.lock().filling.remove(&self.id).is_some() {
+            b.changed.notify_all();
+        }
     }
 }
 
@@ -178,6 +322,102 @@ fn thread_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     thread_local!(static ID: u64 = NEXT.fetch_add(1, Ordering::Relaxed));
     ID.with(|id| *id)
+}
+
+/// What the admission rule says to one waiter.
+#[derive(PartialEq, Eq)]
+enum Admit {
+    Wait,
+    Yes,
+    /// Beyond the budget: waiting could never end.
+    Overcommit,
+}
+
+impl BudgetState {
+    fn pooled(&self) -> u64 {
+        BUDGET_STEP * self.free.len() as u64
+    }
+
+    fn note_peak(&mut self) {
+        self.peak = self.peak.max(self.used + self.pooled());
+    }
+
+    /// Take chunks out of the pool until it fits in the budget with what parts hold.
+    fn trim_pool(&mut self) -> Vec<(Vec<u8>, Instant)> {
+        let keep = (self.capacity.saturating_sub(self.used) / BUDGET_STEP) as usize;
+        let n = self.free.len().saturating_sub(keep);
+        self.released += n as u64;
+        // The oldest go first.
+        self.free.drain(..n).collect()
+    }
+
+    /// True when giving one more chunk to part `part` keeps the budget *safe*: the chunk
+    /// fits, and the parts being filled can all be completed in some order from the free
+    /// bytes and the bytes uploading, each part's bytes coming back (via its upload) once it
+    /// is complete. The one-resource banker's test: parts sorted by what they still need,
+    /// each must fit in what is free plus what the parts before it hold.
+    fn safe_with_one_more(&self, part: u64) -> bool {
+        let used = self.used + BUDGET_STEP;
+        if used > self.capacity {
+            return false;
+        }
+        let mut parts: Vec<(u64, u64)> = self
+            .filling
+            .iter()
+            .filter_map(|(id, f)| {
+                let held = f.held + if *id == part { BUDGET_STEP } else { 0 };
+                // A part holding nothing blocks nobody: it only waits.
+                (held > 0).then(|| (f.need.saturating_sub(held), held))
+            })
+            .collect();
+        parts.sort_unstable();
+        let mut available = self.capacity - used + self.uploading;
+        for (still_needed, held) in parts {
+            if still_needed > available {
+                return false;
+            }
+            available += held;
+        }
+        true
+    }
+
+    /// The admission rule for waiter `me` (see the module docs).
+    fn admit(&self, me: &Waiter) -> Admit {
+        if self.admissible(me) {
+            return Admit::Yes;
+        }
+        let head = self.queue.front().map(|w| w.ticket) == Some(me.ticket);
+        let stuck = head
+            && self.uploading == 0
+            && self.filling.values().filter(|f| f.held > 0).all(|f| {
+                let holder = f.holder.load(Ordering::Relaxed);
+                self.queue.iter().any(|w| w.thread == holder)
+            })
+            && !self.queue.iter().any(|w| self.admissible(w));
+        if stuck {
+            Admit::Overcommit
+        } else {
+            Admit::Wait
+        }
+    }
+
+    /// True when waiter `w` may take its chunk within the budget: it is safe, and, for a
+    /// part starting, no older start is waiting that may not start yet (starts go first
+    /// come first served).
+    fn admissible(&self, w: &Waiter) -> bool {
+        if self.used + BUDGET_STEP > self.capacity {
+            return false;
+        }
+        let starting = |w: &Waiter| self.filling.get(&w.part).is_none_or(|f| f.held == 0);
+        if starting(w) {
+            for older in self.queue.iter().take_while(|o| o.ticket != w.ticket) {
+                if starting(older) && !self.safe_with_one_more(older.part) {
+                    return false;
+                }
+            }
+        }
+        self.safe_with_one_more(w.part)
+    }
 }
 
 impl MemoryBudget {
@@ -192,6 +432,12 @@ impl MemoryBudget {
                 queue: VecDeque::new(),
                 filling: HashMap::new(),
                 next_id: 0,
+                free: Vec::new(),
+                releasing: false,
+                idle: POOL_IDLE_RELEASE,
+                allocated: 0,
+                reused: 0,
+                released: 0,
             }),
             changed: Condvar::new(),
         }
@@ -201,62 +447,106 @@ impl MemoryBudget {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Set the capacity in bytes.
+    /// Set the capacity in bytes; a smaller one frees pooled chunks beyond it.
     fn set_capacity(&self, capacity: u64) {
         let mut s = self.lock();
         if s.capacity != capacity {
             s.capacity = capacity;
+            let freed = s.trim_pool();
             drop(s);
+            drop(freed);
             self.changed.notify_all();
+        }
+    }
+
+    /// The pool's release thread: frees chunks unused for [`POOL_IDLE_RELEASE`], sleeping
+    /// until the oldest one's time; ends when the pool is empty (the next chunk given back
+    /// starts it again).
+    fn release_idle(&self) {
+        loop {
+            let mut s = self.lock();
+            let Some(oldest) = s.free.first().map(|(_, at)| *at) else {
+                s.releasing = false;
+                return;
+            };
+            let idle = s.idle;
+            let now = Instant::now();
+            if now < oldest + idle {
+                drop(s);
+                std::thread::sleep(oldest + idle - now);
+                continue;
+            }
+            let n = s.free.iter().take_while(|(_, at)| now >= *at + idle).count();
+            s.released += n as u64;
+            let freed: Vec<_> = s.free.drain(..n).collect();
+            drop(s);
+            drop(freed);
         }
     }
 
     /// Figures now; `peak` is the most ever held.
     pub fn snapshot(&self) -> BudgetSnapshot {
         let s = self.lock();
-        BudgetSnapshot { capacity: s.capacity, used: s.used, peak: s.peak }
+        BudgetSnapshot {
+            capacity: s.capacity,
+            used: s.used,
+            pooled: s.pooled(),
+            peak: s.peak,
+            chunks_allocated: s.allocated,
+            chunks_reused: s.reused,
+            chunks_released: s.released,
+        }
     }
 
     /// Reset the peak to the bytes held now (a test hook: feature `test-hooks`).
     #[cfg(any(test, feature = "test-hooks"))]
     pub fn reset_peak(&self) {
         let mut s = self.lock();
-        s.peak = s.used;
+        s.peak = s.used + s.pooled();
     }
 
-    /// Take `bytes` for a buffer the current thread will fill, blocking in FIFO order.
-    /// `cancelled` is polled every 50 ms (interrupt or abort of the writer); when it
-    /// returns an error, that error is returned and nothing is taken.
-    pub(crate) fn acquire(&'static self, bytes: u64, cancelled: &dyn Fn() -> Result<()>) -> Result<Reservation> {
-        let me = thread_id();
+    /// Open a part buffer of `size` bytes for the current thread to fill; it holds nothing
+    /// until its first [`PartLease::next_chunk`].
+    pub(crate) fn lease(&'static self, size: u64) -> PartLease {
+        let holder = Arc::new(AtomicU64::new(thread_id()));
         let mut s = self.lock();
-        let ticket = s.next_ticket;
+        let id = s.next_id;
+        s.next_id += 1;
+        let need = size.div_ceil(BUDGET_STEP).max(1) * BUDGET_STEP;
+        s.filling.insert(id, Filling { holder: holder.clone(), held: 0, need });
+        PartLease { budget: self, id, holder }
+    }
+
+    /// One chunk for part `part`, blocking as the admission rule says.
+    fn take_chunk(&'static self, part: u64, cancelled: &dyn Fn() -> Result<()>) -> Result<Chunk> {
+        let mut s = self.lock();
+        let me = Waiter { ticket: s.next_ticket, thread: thread_id(), part };
         s.next_ticket += 1;
-        s.queue.push_back((ticket, me));
+        s.queue.push_back(me);
         loop {
-            let head = s.queue.front().map(|(t, _)| *t) == Some(ticket);
-            let fits = s.used + bytes <= s.capacity;
-            let stuck = head
-                && !fits
-                && s.uploading == 0
-                && s.filling.values().all(|h| {
-                    let holder = h.load(Ordering::Relaxed);
-                    s.queue.iter().any(|(_, t)| *t == holder)
-                });
-            if head && (fits || stuck) {
-                if stuck {
+            let admit = s.admit(&me);
+            if admit != Admit::Wait {
+                if admit == Admit::Overcommit {
                     global_stats().budget_overcommit();
                 }
-                s.queue.pop_front();
-                s.used += bytes;
-                s.peak = s.peak.max(s.used);
-                let id = s.next_id;
-                s.next_id += 1;
-                let holder = Arc::new(AtomicU64::new(me));
-                s.filling.insert(id, holder.clone());
+                s.queue.retain(|w| w.ticket != me.ticket);
+                s.used += BUDGET_STEP;
+                if let Some(f) = s.filling.get_mut(&part) {
+                    f.held += BUDGET_STEP;
+                }
+                let pooled = s.free.pop().map(|(data, _)| data);
+                if pooled.is_some() {
+                    s.reused += 1;
+                } else {
+                    s.allocated += 1;
+                }
+                s.note_peak();
                 drop(s);
                 self.changed.notify_all();
-                return Ok(Reservation { budget: self, bytes, id, holder: Some(holder) });
+                // A fresh chunk is left to fault its pages in as it fills (touching them
+                // here would cost the same faults, and a memset on top).
+                let data = pooled.unwrap_or_else(|| Vec::with_capacity(BUDGET_STEP as usize));
+                return Ok(Chunk { budget: self, data, part, uploading: false });
             }
             let (guard, timeout) = self
                 .changed
@@ -270,7 +560,7 @@ impl MemoryBudget {
                 let outcome = cancelled();
                 s = self.lock();
                 if let Err(e) = outcome {
-                    s.queue.retain(|(t, _)| *t != ticket);
+                    s.queue.retain(|w| w.ticket != me.ticket);
                     drop(s);
                     self.changed.notify_all();
                     return Err(e);
@@ -483,7 +773,7 @@ pub(crate) fn process_settings() -> Option<(u64, usize)> {
 pub(crate) fn apply_process_settings(config: &WriterConfig) -> &'static Runtime {
     let fixed = PROCESS.get_or_init(|| {
         let fixed = ProcessSettings {
-            memory_budget: config.memory_budget.unwrap_or(config::DEFAULT_MEMORY_BUDGET),
+            memory_budget: config.memory_budget_or_default(),
             runtime_threads: config.runtime_threads.unwrap_or_else(config::default_runtime_threads),
         };
         budget().set_capacity(fixed.memory_budget);
@@ -516,55 +806,115 @@ pub(crate) fn timed<T>(record: impl FnOnce(Duration), f: impl FnOnce() -> T) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::mpsc;
+
+    const MIB: u64 = 1 << 20;
 
     fn leaked(capacity: u64) -> &'static MemoryBudget {
         Box::leak(Box::new(MemoryBudget::new(capacity)))
     }
 
+    fn ok() -> Result<()> {
+        Ok(())
+    }
+
     #[test]
     fn a_part_larger_than_the_budget_is_admitted_when_nothing_else_holds_it() {
-        let b = leaked(1 << 20);
-        let r = b.acquire(5 << 20, &|| Ok(())).unwrap();
-        assert_eq!(b.snapshot().used, 5 << 20);
-        drop(r);
+        let b = leaked(MIB);
+        let lease = b.lease(5 * MIB);
+        let chunks: Vec<Chunk> = (0..5).map(|_| lease.next_chunk(&ok).unwrap()).collect();
+        assert_eq!(b.snapshot().used, 5 * MIB);
+        drop(chunks);
+        drop(lease);
         assert_eq!(b.snapshot().used, 0);
     }
 
     #[test]
     fn one_thread_filling_several_buffers_never_deadlocks() {
-        let b = leaked(1 << 20);
-        let held: Vec<Reservation> = (0..3).map(|_| b.acquire(1 << 20, &|| Ok(())).unwrap()).collect();
-        assert_eq!(b.snapshot().used, 3 << 20);
+        let b = leaked(MIB);
+        let leases: Vec<PartLease> = (0..3).map(|_| b.lease(5 * MIB)).collect();
+        let held: Vec<Chunk> = leases.iter().flat_map(|l| [l.next_chunk(&ok).unwrap(), l.next_chunk(&ok).unwrap()]).collect();
+        assert_eq!(b.snapshot().used, 6 * MIB);
         drop(held);
     }
 
     #[test]
     fn a_waiter_blocks_while_another_thread_fills_its_buffer() {
-        let b = leaked(1 << 20);
-        let first = b.acquire(1 << 20, &|| Ok(())).unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
+        let b = leaked(MIB);
+        let lease = b.lease(MIB);
+        let first = lease.next_chunk(&ok).unwrap();
+        let (tx, rx) = mpsc::channel();
         let waiter = std::thread::spawn(move || {
-            let r = b.acquire(1 << 20, &|| Ok(())).unwrap();
+            let l = b.lease(MIB);
+            let c = l.next_chunk(&ok).unwrap();
             tx.send(()).unwrap();
-            drop(r);
+            drop(c);
         });
         // The holder (this thread) is not waiting, so the waiter must wait for it.
         assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
-        assert_eq!(b.snapshot().peak, 1 << 20);
         drop(first);
         rx.recv_timeout(Duration::from_secs(5)).expect("admitted once the bytes are back");
         waiter.join().unwrap();
-        assert_eq!(b.snapshot().peak, 1 << 20);
+        assert_eq!(b.snapshot().peak, MIB);
+    }
+
+    #[test]
+    fn small_parts_share_the_budget_one_chunk_each() {
+        // Four writers of one-chunk files under a budget of 4 MiB with 2 MiB parts: each
+        // holds 1 MiB, and three start at once (the fourth would leave no room for a part
+        // to grow to its 2 MiB).
+        let b = leaked(4 * MIB);
+        let leases: Vec<PartLease> = (0..3).map(|_| b.lease(2 * MIB)).collect();
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|scope| {
+            for l in &leases {
+                let tx = tx.clone();
+                scope.spawn(move || tx.send(l.next_chunk(&ok).unwrap()).unwrap());
+            }
+            let held: Vec<Chunk> = (0..3).map(|_| rx.recv_timeout(Duration::from_secs(5)).expect("admitted at once")).collect();
+            assert_eq!(b.snapshot().used, 3 * MIB);
+            drop(held);
+        });
+    }
+
+    #[test]
+    fn a_part_may_start_only_while_the_parts_filling_can_still_finish() {
+        // 4 MiB budget, 4 MiB parts: A holds 1 MiB and needs 3 more, so B may not start
+        // (it would leave 2 MiB free), though its first chunk fits; A goes on past B.
+        let b = leaked(4 * MIB);
+        let a = b.lease(4 * MIB);
+        let mut a_chunks = vec![a.next_chunk(&ok).unwrap()];
+        let (tx, rx) = mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            let l = b.lease(4 * MIB);
+            let c = l.next_chunk(&ok).unwrap();
+            tx.send(()).unwrap();
+            drop(c);
+        });
+        assert!(rx.recv_timeout(Duration::from_millis(300)).is_err(), "B waits though 3 MiB are free");
+        for _ in 0..3 {
+            a_chunks.push(a.next_chunk(&ok).unwrap());
+        }
+        assert_eq!(b.snapshot().used, 4 * MIB);
+        a.uploading(&mut a_chunks);
+        assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "nothing is free while A uploads");
+        drop(a_chunks);
+        rx.recv_timeout(Duration::from_secs(5)).expect("B starts once A's bytes are back");
+        waiter.join().unwrap();
+        assert_eq!(b.snapshot().peak, 4 * MIB);
+        assert_eq!(b.snapshot().used, 0);
     }
 
     #[test]
     fn uploading_parts_make_waiters_wait_and_cancel_works() {
-        let b = leaked(1 << 20);
-        let mut uploading = b.acquire(1 << 20, &|| Ok(())).unwrap();
-        uploading.uploading();
+        let b = leaked(MIB);
+        let lease = b.lease(MIB);
+        let mut uploading = vec![lease.next_chunk(&ok).unwrap()];
+        lease.uploading(&mut uploading);
         let cancelled = AtomicU64::new(0);
-        let e = b
-            .acquire(1 << 20, &|| {
+        let other = b.lease(MIB);
+        let e = other
+            .next_chunk(&|| {
                 if cancelled.fetch_add(1, Ordering::Relaxed) > 2 {
                     Err(Error::interrupted("test"))
                 } else {
@@ -576,6 +926,53 @@ mod tests {
         assert_eq!(e.kind(), crate::error::ErrorKind::Interrupted);
         drop(uploading);
         assert_eq!(b.snapshot().used, 0);
-        drop(b.acquire(1 << 20, &|| Ok(())).unwrap());
+        drop(other.next_chunk(&ok).unwrap());
+    }
+
+    #[test]
+    fn chunks_given_back_are_reused_then_freed_when_idle() {
+        let b = leaked(4 * MIB);
+        b.lock().idle = Duration::from_millis(300);
+        for _ in 0..5 {
+            let lease = b.lease(2 * MIB);
+            let mut chunks = vec![lease.next_chunk(&ok).unwrap(), lease.next_chunk(&ok).unwrap()];
+            chunks[0].data_mut().extend_from_slice(b"some bytes");
+            lease.uploading(&mut chunks);
+            drop(chunks);
+        }
+        let s = b.snapshot();
+        assert_eq!((s.chunks_allocated, s.chunks_reused, s.pooled, s.used), (2, 8, 2 * MIB, 0), "{s:?}");
+        let lease = b.lease(MIB);
+        let c = lease.next_chunk(&ok).unwrap();
+        assert!(c.as_ref().is_empty(), "a reused chunk starts empty");
+        drop(c);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while b.snapshot().pooled > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let s = b.snapshot();
+        assert_eq!((s.pooled, s.chunks_released), (0, 2), "freed once unused for the idle time: {s:?}");
+        assert_eq!(s.peak, 2 * MIB);
+    }
+
+    #[test]
+    fn a_smaller_budget_frees_pooled_chunks_beyond_it() {
+        let b = leaked(4 * MIB);
+        let lease = b.lease(4 * MIB);
+        let chunks: Vec<Chunk> = (0..4).map(|_| lease.next_chunk(&ok).unwrap()).collect();
+        drop(chunks);
+        assert_eq!(b.snapshot().pooled, 4 * MIB);
+        b.set_capacity(MIB);
+        let s = b.snapshot();
+        assert_eq!((s.pooled, s.chunks_released), (MIB, 3), "{s:?}");
+    }
+
+    #[test]
+    fn chunks_of_an_overcommit_are_not_pooled() {
+        let b = leaked(MIB);
+        let lease = b.lease(3 * MIB);
+        let chunks: Vec<Chunk> = (0..3).map(|_| lease.next_chunk(&ok).unwrap()).collect();
+        drop(chunks);
+        assert_eq!(b.snapshot().pooled, MIB, "the pool stays within the budget");
     }
 }

@@ -1,10 +1,12 @@
 //! One upload: [`Writer`], its one state machine, and [`SharedWriter`], the writer the C and
 //! JNI boundaries hold.
 //!
-//! Bytes are copied once into the current part buffer. A full buffer is *frozen* when the
-//! next byte arrives (so data that exactly fills the first part is still one PUT): it gets
-//! the next part number, becomes an immutable [`Bytes`], and an upload task on the shared
-//! runtime sends it; the caller goes on at once unless the writer already has its maximum
+//! Bytes are copied once into the current part buffer, a list of 1 MiB chunks taken from
+//! the memory budget as it fills (see [`pool`] for the admission rule and the chunk pool).
+//! A full buffer is *frozen* when the next byte arrives (so data that exactly fills the
+//! first part is still one PUT): it gets the next part number, its chunks become one
+//! immutable payload (each chunk a [`Bytes`] that gives its memory back when the last copy
+//! is dropped), and an upload task on the shared runtime sends it; the caller goes on at once unless the writer already has its maximum
 //! of parts in flight. The multipart upload is created by the first part task; the other
 //! part tasks wait for its upload id.
 //!
@@ -41,7 +43,7 @@ use tokio::sync::{watch, OnceCell};
 use crate::config::{ChecksumMode, Settings, WriterConfig};
 use crate::error::{Error, ErrorKind, Result};
 use crate::magic::{self, MagicFile};
-use crate::pool::{self, Reservation, Store};
+use crate::pool::{self, Chunk, PartLease, Store};
 use crate::result::{split_part_id, UploadResult};
 use crate::s3;
 use crate::stats::{Recorder, Statistics};
@@ -256,7 +258,7 @@ impl Shared {
 
     /// Upload part `idx` (0-based); runs on the runtime. Stops (dropping its request) as soon
     /// as the upload is discarded.
-    async fn upload_part(self: Arc<Self>, idx: usize, data: Bytes, reservation: Reservation, handed_off: Instant) {
+    async fn upload_part(self: Arc<Self>, idx: usize, data: PutPayload, handed_off: Instant) {
         let mut discard = self.discard.subscribe();
         // Waiting for an upload slot ends at once when the upload is discarded. Creating the
         // upload is never cut off (the abort must see the upload id of an upload S3 created),
@@ -275,13 +277,13 @@ impl Shared {
             }
             let started = Instant::now();
             self.stats.queue_wait(started - handed_off);
-            let sent = s3::upload_part(&self.store, &self.path, &id, idx, PutPayload::from(data), &self.stats).await;
+            let sent = s3::upload_part(&self.store, &self.path, &id, idx, data, &self.stats).await;
             self.stats.upload_time(started.elapsed());
             sent.map(Some)
         }
         .await;
-        // The part's last attempt has ended: give its bytes back.
-        drop(reservation);
+        // The part's last attempt has ended and its payload (the chunks) is dropped: its
+        // bytes are back in the budget.
         match outcome {
             Ok(Some(part)) => {
                 self.stats.part_uploaded();
@@ -356,10 +358,27 @@ pub fn abort_open_uploads() -> usize {
 // ---------------------------------------------------------------------------------------
 // Writer
 
-/// The part buffer being filled and its share of the budget.
+/// The part buffer being filled: its chunks, taken from the budget as it fills.
 struct PartBuffer {
-    data: Vec<u8>,
-    reservation: Reservation,
+    lease: PartLease,
+    chunks: Vec<Chunk>,
+    /// Bytes in the buffer.
+    len: u64,
+    /// The part's size: the buffer is full at this length.
+    size: u64,
+}
+
+impl PartBuffer {
+    fn full(&self) -> bool {
+        self.len == self.size
+    }
+
+    /// The chunks as one payload, to upload: their bytes go back to the budget when the
+    /// last copy of the payload is dropped.
+    fn into_payload(mut self) -> PutPayload {
+        self.lease.uploading(&mut self.chunks);
+        self.chunks.into_iter().map(Bytes::from_owner).collect()
+    }
 }
 
 /// Streams bytes to one S3 object as a multipart upload (or one PUT).
@@ -534,25 +553,29 @@ impl Writer {
         self.check_open()?;
         let mut done = 0usize;
         while done < len {
-            let full = self.buffer.as_ref().is_some_and(|b| b.data.len() == b.data.capacity());
-            if full {
+            if self.buffer.as_ref().is_some_and(PartBuffer::full) {
                 let b = self.buffer.take().expect("a full buffer");
                 self.hand_off(b, interrupted)?;
             }
             if self.buffer.is_none() {
-                self.buffer = Some(self.new_buffer(interrupted)?);
+                self.buffer = Some(self.new_buffer()?);
+            }
+            if self.buffer.as_ref().is_some_and(|b| b.chunks.last().is_none_or(|c| c.room() == 0)) {
+                self.next_chunk(interrupted)?;
             }
             let b = self.buffer.as_mut().expect("a buffer");
-            b.reservation.touch();
-            let n = (len - done).min(b.data.capacity() - b.data.len());
-            let spare = &mut b.data.spare_capacity_mut()[..n];
+            b.lease.touch();
+            let chunk = b.chunks.last_mut().expect("a chunk with room").data_mut();
+            let n = (len - done).min(pool::BUDGET_STEP as usize - chunk.len()).min((b.size - b.len) as usize);
+            let spare = &mut chunk.spare_capacity_mut()[..n];
             if let Err(e) = fill(done, spare) {
                 // Part of this call's bytes are in: the stream is no longer what the caller
                 // wrote, so the writer fails. A call that copied nothing changes nothing.
                 return Err(if done > 0 { self.fail(e) } else { e });
             }
             // SAFETY: `fill` initialised all `n` bytes of the spare capacity.
-            unsafe { b.data.set_len(b.data.len() + n) };
+            unsafe { chunk.set_len(chunk.len() + n) };
+            b.len += n as u64;
             done += n;
             self.length += n as u64;
             self.shared.stats.add_bytes(n as u64);
@@ -575,7 +598,8 @@ impl Writer {
         self.shared.fail(e)
     }
 
-    fn new_buffer(&mut self, interrupted: &dyn Fn() -> bool) -> Result<PartBuffer> {
+    /// The next part's buffer, holding nothing yet (chunks come as it fills).
+    fn new_buffer(&mut self) -> Result<PartBuffer> {
         let part_number = self.parts_sliced + 1;
         if part_number > self.config.max_parts {
             return Err(self.fail(Error::new(
@@ -590,23 +614,31 @@ impl Writer {
             )));
         }
         let size = self.config.part_size_for(part_number);
+        Ok(PartBuffer { lease: pool::budget().lease(size), chunks: Vec::new(), len: 0, size })
+    }
+
+    /// Add a chunk to the current buffer, waiting for the budget as its admission rule says.
+    fn next_chunk(&mut self, interrupted: &dyn Fn() -> bool) -> Result<()> {
         let shared = &self.shared;
+        let b = self.buffer.as_mut().expect("a buffer");
         let cancelled = || {
             if interrupted() {
                 return Err(Error::interrupted("waiting for the memory budget"));
             }
             shared.check_open()
         };
-        let reservation = pool::timed(|d| shared.stats.budget_blocked(d), || pool::budget().acquire(size, &cancelled));
-        match reservation {
-            Ok(reservation) => Ok(PartBuffer { data: Vec::with_capacity(size as usize), reservation }),
+        match pool::timed(|d| shared.stats.budget_blocked(d), || b.lease.next_chunk(&cancelled)) {
+            Ok(chunk) => {
+                b.chunks.push(chunk);
+                Ok(())
+            }
             Err(e) => Err(self.fail(e)),
         }
     }
 
     /// Number the buffer as the next part and hand it to an upload task, first waiting while
     /// the writer has its maximum of parts in flight.
-    fn hand_off(&mut self, mut buffer: PartBuffer, interrupted: &dyn Fn() -> bool) -> Result<()> {
+    fn hand_off(&mut self, buffer: PartBuffer, interrupted: &dyn Fn() -> bool) -> Result<()> {
         let cap = self.config.parts_in_flight;
         if *self.shared.in_flight.borrow() >= cap {
             let start = Instant::now();
@@ -622,10 +654,9 @@ impl Writer {
         self.check_open()?;
         let idx = self.parts_sliced as usize;
         self.parts_sliced += 1;
-        buffer.reservation.uploading();
+        let data = buffer.into_payload();
         self.shared.in_flight.send_modify(|n| *n += 1);
-        let data = Bytes::from(buffer.data);
-        self.shared.rt.spawn(self.shared.clone().upload_part(idx, data, buffer.reservation, Instant::now()));
+        self.shared.rt.spawn(self.shared.clone().upload_part(idx, data, Instant::now()));
         Ok(())
     }
 
@@ -676,7 +707,8 @@ impl Writer {
         }
         let last = match self.buffer.take() {
             Some(b) => Some(b),
-            None if self.parts_sliced == 0 => Some(self.new_buffer(interrupted)?),
+            // At least one part, even for 0 bytes (Deferred): an empty one, holding nothing.
+            None if self.parts_sliced == 0 => Some(self.new_buffer()?),
             None => None,
         };
         if let Some(b) = last {
@@ -758,11 +790,9 @@ impl Writer {
     fn single_put(&mut self) -> Result<UploadResult> {
         let shared = self.shared.clone();
         shared.begin_completing()?;
-        let (payload, reservation) = match self.buffer.take() {
-            Some(b) => (PutPayload::from(Bytes::from(b.data)), Some(b.reservation)),
-            None => (PutPayload::new(), None),
-        };
+        let payload = self.buffer.take().map(PartBuffer::into_payload).unwrap_or_default();
         let if_absent = self.mode == Mode::CreateIfAbsent;
+        // The payload (and with it the buffer's bytes) is dropped when the PUT ends.
         let put = pool::block_on(shared.rt, "uploading the object", &|| false, async {
             let attributes = shared.upload_options.clone();
             if if_absent {
@@ -770,9 +800,7 @@ impl Writer {
             } else {
                 s3::put_object(&shared.store, &shared.path, payload, attributes, "PutObject", &shared.stats).await
             }
-        });
-        drop(reservation);
-        let put = put??;
+        })??;
         shared.stats.single_put();
         Ok(UploadResult {
             bucket: shared.bucket.clone(),

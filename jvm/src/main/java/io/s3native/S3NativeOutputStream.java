@@ -534,11 +534,16 @@ public final class S3NativeOutputStream extends OutputStream {
         return null;
     }
 
+    /** The JVM's maximum heap, by name, for the core's default memory budget (unless set). */
+    static final String JVM_HEAP_MAX = "fs.s3a.native.jvm.heap.max";
+
     static String[] toArray(Map<String, String> settings) {
         if (settings == null) {
-            return new String[0];
+            settings = Map.of();
         }
-        String[] kv = new String[settings.size() * 2];
+        long heap = Runtime.getRuntime().maxMemory();
+        boolean addHeap = heap != Long.MAX_VALUE && !settings.containsKey(JVM_HEAP_MAX);
+        String[] kv = new String[settings.size() * 2 + (addHeap ? 2 : 0)];
         int i = 0;
         for (Map.Entry<String, String> e : settings.entrySet()) {
             if (e.getKey() == null || e.getValue() == null) {
@@ -546,6 +551,10 @@ public final class S3NativeOutputStream extends OutputStream {
             }
             kv[i++] = e.getKey();
             kv[i++] = e.getValue();
+        }
+        if (addHeap) {
+            kv[i++] = JVM_HEAP_MAX;
+            kv[i] = Long.toString(heap);
         }
         return kv;
     }
