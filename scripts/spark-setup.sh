@@ -112,7 +112,7 @@ setup_tools() {
 }
 
 mkdir -p "$BASE"
-(($#)) || set -- 3.5 4.0 tools
+(($#)) || set -- 3.5 4.0 4.1 4.2 4.3 tools
 for what in "$@"; do
     case "$what" in
         tools) setup_tools ;;
