@@ -120,7 +120,8 @@ hooks-tests-jvm:
 # The Hadoop layer (io.s3native.hadoop) against each Hadoop line, one Maven profile each:
 # 3.3.4 (SDK v1), 3.4.1, 3.4.2, 3.4.3 and 3.5.0 (SDK v2); starts the local S3 server like
 # `test`. CI (`test`) runs CI_HADOOP_PROFILES: 3.4.2 (Spark 4.1's) is left to test-hadoop,
-# between 3.4.1 and 3.4.3 and the same test classes (about 4 minutes a line on 2 cores).
+# between 3.4.1 and 3.4.3, with the same test classes. A line takes about 1 CPU-minute
+# (3.4.1 and 3.4.3: 2 to 3 minutes on a busy 2-core machine), a Spark line a bit more.
 HADOOP_PROFILES ?= hadoop-3.3 hadoop-3.4 hadoop-3.4.2 hadoop-3.4.3 hadoop-3.5
 CI_HADOOP_PROFILES ?= hadoop-3.3 hadoop-3.4 hadoop-3.4.3 hadoop-3.5
 
