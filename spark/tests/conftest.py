@@ -1,7 +1,8 @@
 """Fixtures of the Spark end-to-end tests: one spark-submit per Spark line runs every
 scenario (spark/job.py e2e), then each test checks one scenario's report and what it left
 on S3. Settings:
-  S3NATIVE_SPARK_LINES       Spark lines to test (default "3.5 4.0")
+  S3NATIVE_SPARK_LINES       Spark lines to test (default: every line of sparkconf.LINES,
+                             "3.5 4.0 4.1 4.2 4.3"; `make test` runs "3.5 4.0 4.3")
   S3NATIVE_SPARK_SCALE       TPC-H scale factor of the input (default 0.01 = 60,175 rows)
   S3NATIVE_SPARK_SCENARIOS   the scenarios of spark/job.py to run (default all; the tests of
                              the others are skipped)
@@ -22,7 +23,7 @@ import make_data  # noqa: E402
 import sparkconf as sc  # noqa: E402
 from s3server import Endpoint, empty_bucket  # noqa: E402
 
-LINES = os.environ.get("S3NATIVE_SPARK_LINES", "3.5 4.0").split()
+LINES = os.environ.get("S3NATIVE_SPARK_LINES", " ".join(sc.LINES)).split()
 SCENARIOS = os.environ.get("S3NATIVE_SPARK_SCENARIOS", "").split() or None
 RUN_DIR = os.path.join(sc.SPARK, "test")
 
