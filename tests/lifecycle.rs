@@ -147,9 +147,10 @@ fn abort_handle_from_another_thread_while_parts_are_in_flight() {
     let tb = TestBucket::new("abort_handle_while_in_flight");
     let proxy = FaultProxy::take();
     let key = tb.key("in-flight");
-    // Every part takes 2 s on its way to the server.
+    // Every part takes 6 s on its way to the server: long enough that the upload listing
+    // below answers before any part does, also on a loaded machine.
     proxy.add_rule(json!({"match": {"method": "PUT", "query_has": "partNumber", "path_contains": key},
-                          "action": "delay", "delay_ms": 2000, "count": -1}));
+                          "action": "delay", "delay_ms": 6000, "count": -1}));
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.proxied_settings()).expect("open");
     w.write(&data(23, 2 * PART + 1)).expect("write"); // parts 1 and 2 handed off
     // Once the upload exists, both part tasks are sending (and held up in the proxy).
