@@ -107,8 +107,14 @@ class Server:
         if self.process is not None:
             return self.process.poll() is None
         running = command_line(self.pid)
+        argv = self.argv
+        if argv and argv[0] == "env":
+            # `env NAME=VALUE... program args` replaces itself with the program.
+            argv = argv[1:]
+            while argv and "=" in argv[0]:
+                argv = argv[1:]
         # A script started through its #! line runs as [interpreter, script, args...].
-        return running is not None and running[-len(self.argv):] == self.argv
+        return running is not None and running[-len(argv):] == argv
 
     def stop(self, timeout=STOP_TIMEOUT_S):
         """SIGTERM, then SIGKILL after `timeout` seconds; returns when it is gone. Quiet

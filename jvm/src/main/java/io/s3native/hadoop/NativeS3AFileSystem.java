@@ -108,7 +108,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         ClassLoader loader = S3AFileSystem.class.getClassLoader();
         layout = HadoopLine.magicLayout(loader);
         etags = HadoopLine.pendingEtags(loader);
-        if (!conf.getBoolean(NATIVE_ENABLED, true)) {
+        if (!strictBoolean(conf, NATIVE_ENABLED, true)) {
             settings = NativeSettings.fallback(NATIVE_ENABLED);
         } else if (isCSEEnabled()) {
             settings = NativeSettings.fallback("fs.s3a.encryption.algorithm (client-side encryption)");
@@ -480,6 +480,22 @@ public class NativeS3AFileSystem extends S3AFileSystem {
     public IOStatistics getIOStatistics() {
         IOStatistics s3a = super.getIOStatistics();
         return nativeStatistics == null ? s3a : nativeStatistics.view(s3a);
+    }
+
+    /**
+     * {@code key} as a boolean ({@code true} or {@code false}, any case), {@code def} when
+     * unset; anything else fails initialize naming the key (Hadoop's getBoolean would take a
+     * typo such as {@code flase} for the default).
+     */
+    private static boolean strictBoolean(Configuration conf, String key, boolean def) {
+        String v = conf.getTrimmed(key);
+        if (v == null || v.isEmpty()) {
+            return def;
+        }
+        if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
+            return Boolean.parseBoolean(v);
+        }
+        throw new IllegalArgumentException(key + " must be 'true' or 'false', not '" + v + "'");
     }
 
     private static boolean hasConstant(String name) {

@@ -45,7 +45,11 @@ final class NativeSettings {
     static final String S3A_CONSTANTS = "org.apache.hadoop.fs.s3a.Constants";
 
     /** Anonymous credentials sign nothing; the native client always signs, so such files go to stock S3A. */
-    private static final String ANONYMOUS = "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider";
+    /** S3A's and the AWS SDKs' anonymous providers: requests unsigned, which the native client never sends. */
+    private static final java.util.Set<String> ANONYMOUS = java.util.Set.of(
+            "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider",
+            "software.amazon.awssdk.auth.credentials.AnonymousCredentialsProvider",
+            "com.amazonaws.auth.AnonymousAWSCredentials");
 
     /** The map handed to native code; null when {@link #fallback} is set. */
     final Map<String, String> map;
@@ -59,7 +63,7 @@ final class NativeSettings {
 
     static NativeSettings from(Configuration conf) {
         for (String p : conf.getTrimmedStrings(CREDENTIALS_PROVIDER)) {
-            if (p.equals(ANONYMOUS)) {
+            if (ANONYMOUS.contains(p)) {
                 return new NativeSettings(null, CREDENTIALS_PROVIDER + " (" + p + ")");
             }
         }

@@ -300,7 +300,9 @@ public final class HadoopChild {
         return launch(List.of(), options, env -> {
             CREDENTIAL_VARIABLES.forEach(env::remove);
             env.put("AWS_EC2_METADATA_SERVICE_ENDPOINT", metadataEndpoint);
-            env.put("AWS_METADATA_ENDPOINT", metadataEndpoint);
+            // object_store's own chain must not find these keys: the native writer has to take
+            // them from S3A's chain, so its metadata endpoint is a closed loopback port.
+            env.put("AWS_METADATA_ENDPOINT", "http://127.0.0.1:9");
             env.put("AWS_EC2_METADATA_DISABLED", "false");
             env.put("AWS_CONFIG_FILE", "/nonexistent/s3native-test-config");
             env.put("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/s3native-test-credentials");
