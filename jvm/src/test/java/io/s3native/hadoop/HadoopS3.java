@@ -223,6 +223,17 @@ final class HadoopS3 {
         return out;
     }
 
+    /** The access key ids that signed the proxied {@code operation} requests for paths containing {@code marker}, in order. */
+    static List<String> accessKeyIdsOf(String marker, String operation) throws IOException {
+        List<String> out = new ArrayList<>();
+        for (JsonNode e : logFor(marker)) {
+            if (operation(e.path("method").asText(), e.path("path").asText(), e.path("query").asText("")).equals(operation)) {
+                out.add(e.path("access_key_id").asText(null));
+            }
+        }
+        return out;
+    }
+
     /** Query parameters that do not make a request another operation (paging, listing options, the SDK's x-id). */
     private static final Set<String> PLAIN_PARAMS = Set.of("x-id", "versionId", "partNumber", "prefix", "delimiter",
             "marker", "max-keys", "encoding-type", "continuation-token", "start-after", "fetch-owner",
