@@ -95,6 +95,7 @@ test: server-install header-check $(IMDS_MOCK)
 	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
 	$(MAKE) --no-print-directory hooks-tests-jvm
 	$(MAKE) --no-print-directory hadoop-tests HADOOP_PROFILES='$(CI_HADOOP_PROFILES)'
+	$(MAKE) --no-print-directory hadoop-tests HADOOP_PROFILES='$(CI_CREDENTIAL_PROFILES)' HADOOP_TESTS='$(CREDENTIAL_TESTS)'
 	$(MAKE) --no-print-directory test-spark S3NATIVE_SPARK_LINES='$(CI_SPARK_LINES)'
 	$(MAKE) --no-print-directory bench-smoke
 
@@ -124,6 +125,11 @@ hooks-tests-jvm:
 # (3.4.1 and 3.4.3: 2 to 3 minutes on a busy 2-core machine), a Spark line a bit more.
 HADOOP_PROFILES ?= hadoop-3.3 hadoop-3.4 hadoop-3.4.2 hadoop-3.4.3 hadoop-3.5
 CI_HADOOP_PROFILES ?= hadoop-3.3 hadoop-3.4 hadoop-3.4.3 hadoop-3.5
+# Every line of DESIGN.md's matrix passes the credential tests in CI: on the lines CI does not
+# run whole, these classes alone.
+CI_CREDENTIAL_PROFILES ?= hadoop-3.4.2
+CREDENTIAL_TESTS := io.s3native.hadoop.DefaultChainTest,io.s3native.hadoop.StsCredentialsTest,io.s3native.hadoop.RotatingProviderTest,io.s3native.hadoop.FileSystemTest
+HADOOP_TESTS ?= io.s3native.hadoop.**
 
 test-hadoop: server-install build $(IMDS_MOCK)
 	env=$$(scripts/s3-server.sh start) && eval "$$env"
@@ -134,7 +140,7 @@ test-hadoop: server-install build $(IMDS_MOCK)
 hadoop-tests:
 	for p in $(HADOOP_PROFILES); do
 	  echo "== Hadoop tests, profile $$p"
-	  $(MVN) -f jvm/pom.xml -P$$p test -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dtest='io.s3native.hadoop.**' -Dsurefire.failIfNoSpecifiedTests=false
+	  $(MVN) -f jvm/pom.xml -P$$p test -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dtest='$(HADOOP_TESTS)' -Dsurefire.failIfNoSpecifiedTests=false
 	done
 
 # The benchmark harness (benches/harness/): s3native against stock S3A (disk, bytebuffer,
