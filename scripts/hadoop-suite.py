@@ -55,9 +55,10 @@ CLASSES = [
     "ITestS3AContractMultipartUploader",
 ]
 
+# mode: fs.s3a.impl, fs.AbstractFileSystem.s3a.impl, the digits of test.unique.fork.id (test paths)
 MODES = {
-    "stock": ("org.apache.hadoop.fs.s3a.S3AFileSystem", "org.apache.hadoop.fs.s3a.S3A"),
-    "native": ("io.s3native.hadoopsuite.ObservedNativeS3AFileSystem", "io.s3native.hadoopsuite.ObservedNativeS3A"),
+    "stock": ("org.apache.hadoop.fs.s3a.S3AFileSystem", "org.apache.hadoop.fs.s3a.S3A", "0001"),
+    "native": ("io.s3native.hadoopsuite.ObservedNativeS3AFileSystem", "io.s3native.hadoopsuite.ObservedNativeS3A", "0002"),
 }
 
 
@@ -158,10 +159,21 @@ def counts(results):
     return "/".join(map(str, c))
 
 
+def line_flags(line):
+    """The pom's line properties: 3.5+ tests are JUnit 5 only; 3.4.2+ need the S3 encryption client."""
+    v = tuple(int(x) for x in re.findall(r"\d+", line)[:3])
+    flags = []
+    if v >= (3, 5):
+        flags.append("-Dsuite.junit5")
+    if v >= (3, 4, 2):
+        flags.append("-Dsuite.cse.client")
+    return flags
+
+
 def run_line(line, classes, modes, jar, endpoint, rules):
     build = os.path.join(OUT, line)
     os.makedirs(build, exist_ok=True)
-    common = [f"-Dhadoop.version={line}", f"-Ds3native.jar={jar}", f"-Dsuite.build.dir={build}"]
+    common = [f"-Dhadoop.version={line}", f"-Ds3native.jar={jar}", f"-Dsuite.build.dir={build}"] + line_flags(line)
     t0 = time.time()
     rc = mvn(common + ["test-compile"], os.path.join(build, "mvn-compile.log"))
     log(f"{line}: hadoop-aws {line} test sources compiled in {time.time() - t0:.0f} s (rc {rc}; {build}/mvn-compile.log)")
@@ -173,12 +185,12 @@ def run_line(line, classes, modes, jar, endpoint, rules):
     create_bucket(endpoint, bucket)
     wall = {}
     for mode in modes:
-        fs_impl, afs_impl = MODES[mode]
+        fs_impl, afs_impl, fork = MODES[mode]
         for d in (f"reports/{mode}", f"reports/{mode}-proof"):
             shutil.rmtree(os.path.join(build, d), ignore_errors=True)
         t0 = time.time()
         rc = mvn(common + ["surefire:test", f"-Dsuite.mode={mode}", f"-Dsuite.fs.impl={fs_impl}",
-                           f"-Dsuite.afs.impl={afs_impl}", f"-Dsuite.endpoint={endpoint}",
+                           f"-Dsuite.afs.impl={afs_impl}", f"-Dsuite.fork.digits={fork}", f"-Dsuite.endpoint={endpoint}",
                            f"-Dsuite.bucket={bucket}", "-Dtest=" + ",".join(present),
                            "-Dsurefire.failIfNoSpecifiedTests=false"],
                  os.path.join(build, f"mvn-{mode}.log"))
