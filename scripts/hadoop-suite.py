@@ -25,7 +25,6 @@ import glob
 import os
 import re
 import string
-import shutil
 import subprocess
 import sys
 import time
@@ -119,6 +118,9 @@ def find_classes(src, names):
     return {n: found.get(n) for n in names}
 
 
+MESSAGES = {}  # (reports dir, fqcn, test) -> the first line of its failure, error or skip message
+
+
 def read_reports(reports, fqcn):
     """{test: 'pass'|'fail'|'skip'} and the seconds the class took, or (None, None) without a report."""
     path = os.path.join(reports, f"TEST-{fqcn}.xml")
@@ -136,6 +138,11 @@ def read_reports(reports, fqcn):
             status = "skip"
         else:
             status = "pass"
+        for kind in ("failure", "error", "skipped"):
+            e = case.find(kind)
+            if e is not None:
+                msg = (e.get("type") or kind).rsplit(".", 1)[-1] + ": " + (e.get("message") or "").strip()
+                MESSAGES.setdefault((reports, fqcn, name), " ".join(msg.split())[:300])
         # A test reported twice (re-runs, or a setup error after a pass) keeps its worst.
         prev = results.get(name)
         results[name] = status if prev is None or prev == "pass" else prev
@@ -188,11 +195,16 @@ def run_line(line, classes, modes, jar, endpoint, rules):
     wall = {}
     for mode in modes:
         fs_impl, afs_impl, fork = MODES[mode]
-        for d in (f"reports/{mode}", f"reports/{mode}-proof"):
-            shutil.rmtree(os.path.join(build, d), ignore_errors=True)
+        # Only this run's classes lose their last results (a run of a few classes keeps the rest).
+        for fqcn in present:
+            for f in (f"reports/{mode}/TEST-{fqcn}.xml", f"reports/{mode}/{fqcn}.txt",
+                      f"reports/{mode}/{fqcn}-output.txt", f"reports/{mode}-proof/{fqcn}.properties"):
+                if os.path.exists(os.path.join(build, f)):
+                    os.remove(os.path.join(build, f))
         with open(AUTH_KEYS) as f:
             keys = string.Template(f.read()).substitute(
                 bucket=bucket, endpoint=endpoint, fs_impl=fs_impl, afs_impl=afs_impl,
+                proof_dir=os.path.join(build, "reports", f"{mode}-proof"),
                 access_key=os.environ["AWS_ACCESS_KEY_ID"], secret_key=os.environ["AWS_SECRET_ACCESS_KEY"])
         with open(os.path.join(build, "test-classes", "auth-keys.xml"), "w") as f:
             f.write(keys)
@@ -226,12 +238,19 @@ def report_line(line, classes, modes, build, fq, wall, rules):
             if proof is None:
                 problems.append(f"{c}: native run left no ParityProbe record: not proven to run on NativeS3AFileSystem")
                 flag = "NOT PROVEN"
-            elif int(proof.get("instances", 0)) == 0 or int(proof.get("native.creates", 0)) == 0:
-                problems.append(f"{c}: native run not native: {proof.get('instances')} NativeS3AFileSystem instances, "
-                                f"{proof.get('native.creates')} native creates, fallback {proof.get('fallback.settings') or '-'}")
-                flag = "NOT NATIVE"
             else:
-                flag = f"{proof['native.creates']} native creates"
+                local, remote = int(proof.get("native.creates", 0)), int(proof.get("remote.native.creates", 0))
+                instances = int(proof.get("instances", 0)) + int(proof.get("remote.instances", 0))
+                flag = f"{local} native creates" + (f" (+{remote} in MiniYARN)" if remote else "")
+                if instances == 0 or local + remote == 0:
+                    reason = excluded(rules, line, c, "@no-native-create")
+                    if instances and reason:
+                        notes.append(f"{c}: {instances} NativeS3AFileSystem instances, no native create: {reason}")
+                        flag = "no native create (listed)"
+                    else:
+                        problems.append(f"{c}: native run not native: {instances} NativeS3AFileSystem instances, "
+                                        f"{local + remote} native creates, fallback {proof.get('fallback.settings') or '-'}")
+                        flag = "NOT NATIVE"
         elif "native" in modes and nat is None:
             problems.append(f"{c}: no native report (see {build}/reports/native, mvn-native.log)")
             flag = "NO NATIVE REPORT"
@@ -249,7 +268,8 @@ def report_line(line, classes, modes, build, fq, wall, rules):
                     parity += 1
                 else:
                     broken += 1
-                    problems.append(f"{c}#{test}: passes on stock, {n} on native")
+                    why = MESSAGES.get((os.path.join(build, "reports", "native"), fq[c], test), "")
+                    problems.append(f"{c}#{test}: passes on stock, {n} on native" + (f" -- {why}" if why else ""))
         rows.append((c, counts(stock), f"{secs.get('stock') or 0:.0f}", counts(nat), f"{secs.get('native') or 0:.0f}", flag))
     head = ("class", "stock p/f/s", "s", "native p/f/s", "s", "native proof")
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]

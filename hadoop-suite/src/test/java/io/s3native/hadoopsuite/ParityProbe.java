@@ -24,8 +24,8 @@ import org.junit.platform.launcher.TestIdentifier;
  * engine and JUnit 5 ones alike) for the native run: when a test class ends it writes
  * {@code <s3native.suite.proof.dir>/<class>.properties} with what the class's filesystems
  * did: how many {@link ObservedNativeS3AFileSystem} instances were initialized, their classes,
- * their native and stock create counts and fallback settings, and the native creates of each
- * test. scripts/hadoop-suite.py fails a class whose native run has no such file, no instance
+ * their native and stock create counts and fallback settings, what instances in other JVMs
+ * (MiniYARN's) logged, and the native creates of each test. scripts/hadoop-suite.py fails a class whose native run has no such file, no instance
  * or no native create, so a configuration slip cannot make the parity table pass vacuously.
  * In the stock run ({@code s3native.suite.mode=stock}) it does nothing.
  */
@@ -34,6 +34,7 @@ public class ParityProbe implements TestExecutionListener {
     private final Map<String, Integer> depth = new ConcurrentHashMap<>();
     private final Map<String, int[]> startIndex = new ConcurrentHashMap<>();
     private final Map<String, Long> startCreates = new ConcurrentHashMap<>();
+    private final Map<String, Long> startRemote = new ConcurrentHashMap<>();
     private final Map<String, Map<String, Long>> perTest = new ConcurrentHashMap<>();
     private final Map<String, Long> testStart = new ConcurrentHashMap<>();
 
@@ -62,6 +63,7 @@ public class ParityProbe implements TestExecutionListener {
             if (depth.merge(cls, 1, Integer::sum) == 1) {
                 startIndex.put(cls, new int[] {ObservedNativeS3AFileSystem.INSTANCES.size()});
                 startCreates.put(cls, nativeCreates());
+                startRemote.put(cls, remoteLogLength());
                 perTest.put(cls, new TreeMap<>());
             }
         } else if (id.isTest()) {
@@ -90,6 +92,41 @@ public class ParityProbe implements TestExecutionListener {
         }
     }
 
+    private static Path remoteLog() {
+        return Paths.get(System.getProperty(ObservedNativeS3AFileSystem.PROOF_DIR, "."), ObservedNativeS3AFileSystem.REMOTE_LOG);
+    }
+
+    private static long remoteLogLength() {
+        try {
+            return Files.exists(remoteLog()) ? Files.size(remoteLog()) : 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Native creates, instances and stock creates that other JVMs logged since {@code from}. */
+    private static long[] remoteCounts(long from) {
+        long[] n = new long[3];
+        try {
+            if (!Files.exists(remoteLog())) {
+                return n;
+            }
+            byte[] all = Files.readAllBytes(remoteLog());
+            String text = new String(all, (int) Math.min(from, all.length), (int) Math.max(0, all.length - from), StandardCharsets.UTF_8);
+            for (String line : text.split("\n")) {
+                String[] f = line.trim().split(" ");
+                if (f.length == 3) {
+                    n[0] += Long.parseLong(f[1]);
+                    n[1]++;
+                    n[2] += Long.parseLong(f[2]);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return n;
+    }
+
     private void write(String cls) {
         var all = ObservedNativeS3AFileSystem.INSTANCES;
         int from = startIndex.get(cls)[0];
@@ -112,6 +149,10 @@ public class ParityProbe implements TestExecutionListener {
         out.append("native.creates=").append(nativeCreates() - startCreates.get(cls)).append('\n');
         out.append("stock.creates=").append(stock).append('\n');
         out.append("fallback.settings=").append(String.join(", ", fallbacks)).append('\n');
+        long[] remote = remoteCounts(startRemote.get(cls));
+        out.append("remote.instances=").append(remote[1]).append('\n');
+        out.append("remote.native.creates=").append(remote[0]).append('\n');
+        out.append("remote.stock.creates=").append(remote[2]).append('\n');
         perTest.getOrDefault(cls, Map.of()).forEach((test, n) ->
                 out.append("test.").append(test.replace('=', '_').replace(':', '_').replace(' ', '_')).append('=').append(n).append('\n'));
         String dir = System.getProperty("s3native.suite.proof.dir");
