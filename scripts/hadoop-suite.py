@@ -128,10 +128,14 @@ def read_reports(reports, fqcn):
         return None, None
     root = ET.parse(path).getroot()
     results = {}
+    seen = {}
     for case in root.iter("testcase"):
         name = case.get("name")
-        if case.get("classname") not in (None, fqcn) and not name.startswith(case.get("classname", "")):
-            name = f"{case.get('classname').rsplit('.', 1)[-1]}.{name}"
+        # JUnit 5 @ParameterizedClass (3.5) reports each parameter's tests under the same
+        # names: the k-th occurrence becomes `name[#k]` (the order is the same in both runs).
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            name = f"{name}[#{seen[name]}]"
         if case.find("failure") is not None or case.find("error") is not None:
             status = "fail"
         elif case.find("skipped") is not None:
@@ -143,9 +147,7 @@ def read_reports(reports, fqcn):
             if e is not None:
                 msg = (e.get("type") or kind).rsplit(".", 1)[-1] + ": " + (e.get("message") or "").strip()
                 MESSAGES.setdefault((reports, fqcn, name), " ".join(msg.split())[:300])
-        # A test reported twice (re-runs, or a setup error after a pass) keeps its worst.
-        prev = results.get(name)
-        results[name] = status if prev is None or prev == "pass" else prev
+        results[name] = status
     return results, float(root.get("time") or 0)
 
 
