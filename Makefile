@@ -14,6 +14,13 @@
 #                through s3native and through stock S3A, verifies both, prints them side by side
 #   make test-spark  the Spark end-to-end tests on every Spark line: 3.5, 4.0, 4.1, 4.2 and 4.3
 #                (S3NATIVE_SPARK_LINES picks lines; `test` runs CI_SPARK_LINES)
+#   make hadoop-suite  Hadoop's own hadoop-aws integration tests (test sources from Maven Central,
+#                compiled unmodified in hadoop-suite/) on stock S3AFileSystem and on
+#                NativeS3AFileSystem (fallback=fail) against the local server: a parity table per
+#                line, fails when a test passing on stock fails on native (hadoop-suite/exclusions.txt
+#                lists the reasoned exceptions) or a native run did not write natively.
+#                HADOOP_SUITE_LINES picks the lines (default 3.4.1; e.g. "3.4.1 3.4.3 3.5.0"),
+#                HADOOP_SUITE_CLASSES the classes (default the write/commit set of scripts/hadoop-suite.py)
 SHELL := /bin/bash
 .ONESHELL:
 .SHELLFLAGS := -euo pipefail -c
@@ -36,7 +43,7 @@ ZIGBUILD_VERSION := 0.24.1
 ZIG_VENV := target/tools/zig
 ZIGBUILD := target/tools/bin/cargo-zigbuild
 
-.PHONY: build zig-tools test bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark
+.PHONY: build zig-tools test bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark hadoop-suite
 
 build: zig-tools
 	CARGO_ZIGBUILD_PYTHON_PATH=$(abspath $(ZIG_VENV))/bin/python $(ZIGBUILD) zigbuild --release --target $(GLIBC_TARGET)
@@ -212,3 +219,12 @@ CI_SPARK_LINES ?= 3.5 4.0 4.3
 
 test-spark: jar server-install
 	S3NATIVE_SPARK_LINES='$(S3NATIVE_SPARK_LINES)' scripts/spark-test.sh
+
+# Hadoop's hadoop-aws integration suite, stock vs native (scripts/hadoop-suite.py, hadoop-suite/).
+HADOOP_SUITE_LINES ?= 3.4.1
+HADOOP_SUITE_CLASSES ?=
+hadoop-suite: server-install jar
+	env=$$(scripts/s3-server.sh start) && eval "$$env"
+	trap 'scripts/s3-server.sh stop' EXIT
+	HADOOP_SUITE_LINES="$(HADOOP_SUITE_LINES)" HADOOP_SUITE_CLASSES="$(HADOOP_SUITE_CLASSES)" \
+	  python3 scripts/hadoop-suite.py

@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""Hadoop's own hadoop-aws integration suite against the local S3 server, on stock S3AFileSystem
+and on NativeS3AFileSystem (fs.s3a.native.fallback=fail), with a parity table.
+
+    make hadoop-suite                       # starts the server, builds the jar, runs this
+    scripts/hadoop-suite.py --lines 3.4.1,3.5.0 --classes ITestS3AContractCreate,ITestCreateFileCost
+
+Needs S3NATIVE_TEST_ENDPOINT and AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (scripts/s3-server.sh
+start) and the s3native jar (make jar). For each Hadoop line, hadoop-suite/pom.xml unpacks
+hadoop-aws-<line>-test-sources.jar from Maven Central and compiles it unmodified (under
+target/hadoop-suite/<line>/); then each filesystem runs the classes, one JVM per class, on a
+bucket of the line's own. The table says, per class, tests passed/failed/skipped on each
+filesystem and the seconds each took. It fails (exit 1) when
+  - a test that passes on stock does not pass on native, unless hadoop-suite/exclusions.txt
+    lists it with its reason, or
+  - a class's native run cannot prove it ran on NativeS3AFileSystem and wrote natively (the
+    harness's ParityProbe records, per class, the NativeS3AFileSystem instances and their native
+    create count; none, or a count of 0, fails the class), or
+  - a class gave no report on stock (it did not compile or its JVM died).
+The last line is `hadoop-suite: N passed, N failed`: tests at parity, tests that are not.
+A run of one filesystem (--modes) or of a few classes compares with the last results of the
+rest; run one line at a time (each run writes the line's test-classes/auth-keys.xml).
+"""
+import argparse
+import fnmatch
+import glob
+import os
+import re
+import string
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import xml.etree.ElementTree as ET
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+POM = os.path.join(ROOT, "hadoop-suite", "pom.xml")
+EXCLUSIONS = os.path.join(ROOT, "hadoop-suite", "exclusions.txt")
+AUTH_KEYS = os.path.join(ROOT, "hadoop-suite", "auth-keys.xml.in")
+OUT = os.path.join(ROOT, "target", "hadoop-suite")
+
+# The write and commit classes of issue 12 (simple names: packages move between lines).
+CLASSES = [
+    "ITestS3AContractCreate",
+    "ITestS3ABlockOutputArray",
+    "ITestS3ABlockOutputByteBuffer",
+    "ITestS3ABlockOutputDisk",
+    "ITestS3AMiscOperations",
+    "ITestS3AEmptyDirectory",
+    "ITestS3AFileOperationCost",
+    "ITestCreateFileCost",
+    "ITestCommitOperations",
+    "ITestCommitOperationCost",
+    "ITestMagicCommitProtocol",
+    "ITestS3AHugeMagicCommits",
+    "ITestS3ACommitterMRJob",
+    "ITestS3AContractMultipartUploader",
+]
+
+# mode: fs.s3a.impl, fs.AbstractFileSystem.s3a.impl, the digits of test.unique.fork.id (test paths)
+MODES = {
+    "stock": ("org.apache.hadoop.fs.s3a.S3AFileSystem", "org.apache.hadoop.fs.s3a.S3A", "0001"),
+    "native": ("io.s3native.hadoopsuite.ObservedNativeS3AFileSystem", "io.s3native.hadoopsuite.ObservedNativeS3A", "0002"),
+}
+
+
+def log(msg):
+    print(f"hadoop-suite: {msg}", flush=True)
+
+
+def mvn(args, logfile):
+    cmd = (os.environ.get("MVN") or "mvn -B -ntp").split() + ["-f", POM] + args
+    with open(logfile, "w") as f:
+        f.write(" ".join(cmd) + "\n")
+        f.flush()
+        return subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
+
+
+def read_exclusions():
+    """Lines `LINES CLASS#TEST-GLOB  reason`: LINES is a glob on the Hadoop line (`*`, `3.4.*`)."""
+    rules = []
+    if not os.path.exists(EXCLUSIONS):
+        return rules
+    for raw in open(EXCLUSIONS):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split(None, 2)
+        if len(parts) < 3 or "#" not in parts[1]:
+            sys.exit(f"{EXCLUSIONS}: '{line}' is not `LINES CLASS#TEST-GLOB reason`")
+        cls, test = parts[1].split("#", 1)
+        rules.append((parts[0], cls, test, parts[2]))
+    return rules
+
+
+def excluded(rules, line, cls, test):
+    for lines, c, t, reason in rules:
+        if fnmatch.fnmatch(line, lines) and c == cls and fnmatch.fnmatchcase(test, t):
+            return reason
+    return None
+
+
+def create_bucket(endpoint, bucket):
+    req = urllib.request.Request(f"{endpoint.rstrip('/')}/{bucket}", method="PUT", data=b"")
+    try:
+        urllib.request.urlopen(req, timeout=30).read()
+    except urllib.error.HTTPError as e:
+        if e.code != 409:  # BucketAlreadyOwnedByYou
+            raise
+
+
+def find_classes(src, names):
+    """Simple name -> fully qualified name in this line's test sources (None when absent)."""
+    found = {}
+    for path in glob.glob(os.path.join(src, "**", "*.java"), recursive=True):
+        name = os.path.basename(path)[:-5]
+        if name in names:
+            found[name] = os.path.relpath(path, src)[:-5].replace(os.sep, ".")
+    return {n: found.get(n) for n in names}
+
+
+MESSAGES = {}  # (reports dir, fqcn, test) -> the first line of its failure, error or skip message
+
+
+def read_reports(reports, fqcn):
+    """{test: 'pass'|'fail'|'skip'} and the seconds the class took, or (None, None) without a report."""
+    path = os.path.join(reports, f"TEST-{fqcn}.xml")
+    if not os.path.exists(path):
+        return None, None
+    root = ET.parse(path).getroot()
+    results = {}
+    seen = {}
+    for case in root.iter("testcase"):
+        name = case.get("name")
+        # JUnit 5 @ParameterizedClass (3.5) reports each parameter's tests under the same
+        # names: the k-th occurrence becomes `name[#k]` (the order is the same in both runs).
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            name = f"{name}[#{seen[name]}]"
+        if case.find("failure") is not None or case.find("error") is not None:
+            status = "fail"
+        elif case.find("skipped") is not None:
+            status = "skip"
+        else:
+            status = "pass"
+        for kind in ("failure", "error", "skipped"):
+            e = case.find(kind)
+            if e is not None:
+                msg = (e.get("type") or kind).rsplit(".", 1)[-1] + ": " + (e.get("message") or "").strip()
+                MESSAGES.setdefault((reports, fqcn, name), " ".join(msg.split())[:300])
+        results[name] = status
+    return results, float(root.get("time") or 0)
+
+
+def read_proof(proof_dir, fqcn):
+    path = os.path.join(proof_dir, f"{fqcn}.properties")
+    if not os.path.exists(path):
+        return None
+    proof = {}
+    for line in open(path):
+        if "=" in line:
+            k, v = line.rstrip("\n").split("=", 1)
+            proof[k] = v
+    return proof
+
+
+def counts(results):
+    if results is None:
+        return "no report"
+    c = [sum(1 for s in results.values() if s == k) for k in ("pass", "fail", "skip")]
+    return "/".join(map(str, c))
+
+
+def line_flags(line):
+    """The pom's line properties: 3.5+ tests are JUnit 5 only; 3.4.2+ need the S3 encryption client."""
+    v = tuple(int(x) for x in re.findall(r"\d+", line)[:3])
+    flags = []
+    if v >= (3, 5):
+        flags.append("-Dsuite.junit5")
+    if v >= (3, 4, 2):
+        flags.append("-Dsuite.cse.client")
+    return flags
+
+
+def run_line(line, classes, modes, jar, endpoint, rules):
+    build = os.path.join(OUT, line)
+    os.makedirs(build, exist_ok=True)
+    common = [f"-Dhadoop.version={line}", f"-Ds3native.jar={jar}", f"-Dsuite.build.dir={build}"] + line_flags(line)
+    t0 = time.time()
+    rc = mvn(common + ["test-compile"], os.path.join(build, "mvn-compile.log"))
+    log(f"{line}: hadoop-aws {line} test sources compiled in {time.time() - t0:.0f} s (rc {rc}; {build}/mvn-compile.log)")
+    if rc != 0:
+        return None
+    fq = find_classes(os.path.join(build, "hadoop-aws-test-sources"), classes)
+    present = [fq[c] for c in classes if fq[c]]
+    bucket = "hadoop-suite-" + line.replace(".", "-")
+    create_bucket(endpoint, bucket)
+    wall = {}
+    for mode in modes:
+        fs_impl, afs_impl, fork = MODES[mode]
+        # Only this run's classes lose their last results (a run of a few classes keeps the rest).
+        for fqcn in present:
+            for f in (f"reports/{mode}/TEST-{fqcn}.xml", f"reports/{mode}/{fqcn}.txt",
+                      f"reports/{mode}/{fqcn}-output.txt", f"reports/{mode}-proof/{fqcn}.properties"):
+                if os.path.exists(os.path.join(build, f)):
+                    os.remove(os.path.join(build, f))
+        with open(AUTH_KEYS) as f:
+            keys = string.Template(f.read()).substitute(
+                bucket=bucket, endpoint=endpoint, fs_impl=fs_impl, afs_impl=afs_impl,
+                proof_dir=os.path.join(build, "reports", f"{mode}-proof"),
+                access_key=os.environ["AWS_ACCESS_KEY_ID"], secret_key=os.environ["AWS_SECRET_ACCESS_KEY"])
+        with open(os.path.join(build, "test-classes", "auth-keys.xml"), "w") as f:
+            f.write(keys)
+        t0 = time.time()
+        rc = mvn(common + ["surefire:test", f"-Dsuite.mode={mode}", f"-Dsuite.fork.digits={fork}",
+                           "-Dtest=" + ",".join(present),
+                           "-Dsurefire.failIfNoSpecifiedTests=false"],
+                 os.path.join(build, f"mvn-{mode}.log"))
+        wall[mode] = time.time() - t0
+        log(f"{line}: {mode} run took {wall[mode]:.0f} s (rc {rc}; {build}/mvn-{mode}.log)")
+    return build, fq, wall
+
+
+def report_line(line, classes, modes, build, fq, wall, rules):
+    rows, problems, notes = [], [], []
+    parity = broken = 0
+    for c in classes:
+        if not fq[c]:
+            rows.append((c, "absent", "", "absent", "", ""))
+            continue
+        res, secs = {}, {}
+        for mode in MODES:  # both, so a run of one filesystem compares with the other's last run
+            res[mode], secs[mode] = read_reports(os.path.join(build, "reports", mode), fq[c])
+        stock, nat = res.get("stock"), res.get("native")
+        flag = ""
+        if "stock" in modes and stock is None:
+            problems.append(f"{c}: no stock report (see {build}/reports/stock, mvn-stock.log)")
+            flag = "NO STOCK REPORT"
+        if "native" in modes and nat is not None and any(s != "skip" for s in nat.values()):
+            proof = read_proof(os.path.join(build, "reports", "native-proof"), fq[c])
+            if proof is None:
+                problems.append(f"{c}: native run left no ParityProbe record: not proven to run on NativeS3AFileSystem")
+                flag = "NOT PROVEN"
+            else:
+                local, remote = int(proof.get("native.creates", 0)), int(proof.get("remote.native.creates", 0))
+                instances = int(proof.get("instances", 0)) + int(proof.get("remote.instances", 0))
+                flag = f"{local} native creates" + (f" (+{remote} in MiniYARN)" if remote else "")
+                if instances == 0 or local + remote == 0:
+                    reason = excluded(rules, line, c, "@no-native-create")
+                    if instances and reason:
+                        notes.append(f"{c}: {instances} NativeS3AFileSystem instances, no native create: {reason}")
+                        flag = "no native create (listed)"
+                    else:
+                        problems.append(f"{c}: native run not native: {instances} NativeS3AFileSystem instances, "
+                                        f"{local + remote} native creates, fallback {proof.get('fallback.settings') or '-'}")
+                        flag = "NOT NATIVE"
+        elif "native" in modes and nat is None:
+            problems.append(f"{c}: no native report (see {build}/reports/native, mvn-native.log)")
+            flag = "NO NATIVE REPORT"
+        if stock is not None and nat is None and "native" in modes:
+            broken += sum(1 for s in stock.values() if s == "pass")  # the class's one PROBLEM line says why
+        elif stock is not None and nat is not None:
+            for test, s in sorted(stock.items()):
+                if s != "pass":
+                    continue
+                n = (nat or {}).get(test, "missing")
+                if n == "pass":
+                    parity += 1
+                    continue
+                reason = excluded(rules, line, c, test)
+                if reason:
+                    notes.append(f"{c}#{test}: native {n}, excluded: {reason}")
+                    parity += 1
+                else:
+                    broken += 1
+                    why = MESSAGES.get((os.path.join(build, "reports", "native"), fq[c], test), "")
+                    problems.append(f"{c}#{test}: passes on stock, {n} on native" + (f" -- {why}" if why else ""))
+        rows.append((c, counts(stock), f"{secs.get('stock') or 0:.0f}", counts(nat), f"{secs.get('native') or 0:.0f}", flag))
+    head = ("class", "stock p/f/s", "s", "native p/f/s", "s", "native proof")
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+    table = [f"Hadoop {line}: stock S3AFileSystem vs NativeS3AFileSystem (fs.s3a.native.fallback=fail)"]
+    for r in [head] + rows:
+        table.append("  ".join(str(v).ljust(w) if i in (0, 5) else str(v).rjust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip())
+    table.append("wall: " + ", ".join(f"{m} {wall[m]:.0f} s" for m in modes if wall.get(m)))
+    text = "\n".join(table + [""] + [f"excluded  {n}" for n in notes] + [f"PROBLEM   {p}" for p in problems]) + "\n"
+    with open(os.path.join(build, "parity.txt"), "w") as f:
+        f.write(text)
+    print(text, flush=True)
+    return parity, broken, len(problems)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--lines", default=os.environ.get("HADOOP_SUITE_LINES") or "3.4.1",
+                   help="Hadoop lines, comma or space separated (HADOOP_SUITE_LINES; default 3.4.1)")
+    p.add_argument("--classes", default=os.environ.get("HADOOP_SUITE_CLASSES") or ",".join(CLASSES),
+                   help="test classes by simple name (HADOOP_SUITE_CLASSES; default: the write/commit set)")
+    p.add_argument("--modes", default="stock,native", help="stock,native (default both)")
+    p.add_argument("--jar", default=None, help="the s3native jar (default jvm/target/s3native-*.jar)")
+    p.add_argument("--report-only", action="store_true", help="print the tables of the last runs, run nothing")
+    a = p.parse_args()
+    lines = [x for x in re.split(r"[,\s]+", a.lines) if x]
+    classes = [x for x in re.split(r"[,\s]+", a.classes) if x]
+    modes = [x for x in a.modes.split(",") if x]
+    for m in modes:
+        if m not in MODES:
+            sys.exit(f"unknown mode {m}: stock or native")
+    jar = a.jar or next(iter(sorted(g for g in glob.glob(os.path.join(ROOT, "jvm", "target", "s3native-*.jar"))
+                                    if not g.endswith(("-sources.jar", "-javadoc.jar")))), None)
+    if not jar or not os.path.exists(jar):
+        sys.exit("no s3native jar: run `make jar` (or pass --jar)")
+    endpoint = os.environ.get("S3NATIVE_TEST_ENDPOINT")
+    if not a.report_only and not (endpoint and os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY")):
+        sys.exit("S3NATIVE_TEST_ENDPOINT and AWS keys are unset: eval \"$(scripts/s3-server.sh start)\" first")
+    rules = read_exclusions()
+    total_ok = total_bad = total_problems = 0
+    for line in lines:
+        if a.report_only:
+            build = os.path.join(OUT, line)
+            fq = find_classes(os.path.join(build, "hadoop-aws-test-sources"), classes)
+            got = (build, fq, {m: 0.0 for m in modes})
+        else:
+            got = run_line(line, classes, modes, jar, endpoint, rules)
+        if got is None:
+            log(f"{line}: the test sources did not compile")
+            total_problems += 1
+            continue
+        ok, bad, problems = report_line(line, classes, modes, *got, rules)
+        total_ok, total_bad, total_problems = total_ok + ok, total_bad + bad, total_problems + problems
+    print(f"hadoop-suite: {total_ok} passed, {total_bad} failed", flush=True)
+    return 1 if total_bad or total_problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
