@@ -57,9 +57,12 @@ class AuditReferrerTest {
     }
 
     /** The requests on the bucket from create to close of {@code key}, with their Referers. */
-    private static List<HadoopS3.Referred> write(boolean nativeFs, String key, boolean referrer) throws Exception {
+    private static List<HadoopS3.Referred> write(boolean nativeFs, String key, boolean audit, boolean referrer)
+            throws Exception {
         String bucket = HadoopS3.newBucket("audit-" + (nativeFs ? "n" : "s"));
         Configuration conf = HadoopS3.conf(nativeFs);
+        // Auditing is off by default on 3.3.x (HADOOP-18091), on from 3.4.0.
+        conf.setBoolean("fs.s3a.audit.enabled", audit);
         conf.setBoolean("fs.s3a.audit.referrer.enabled", referrer);
         conf.set("fs.s3a.native.fallback", "fail");
         String marker = "/" + bucket; // path-style: every request on the bucket
@@ -99,7 +102,7 @@ class AuditReferrerTest {
             assertEquals(first.params().get("p1"), a.params().get("p1"), what + ": one path " + requests);
             assertEquals(first.params().get("id"), a.params().get("id"), what + ": one id " + requests);
         }
-        System.out.println(what + ": " + requests.size() + " requests, all in " + first.op() + " span "
+        System.out.println(what + ": " + requests.stream().map(HadoopS3.Referred::operation).toList() + ", all in " + first.op() + " span "
                 + first.spanId() + " p1=" + first.params().get("p1"));
         return first;
     }
@@ -111,8 +114,8 @@ class AuditReferrerTest {
     }
 
     private static void assertSameAudit(String key, Set<String> nativeOps) throws Exception {
-        List<HadoopS3.Referred> stock = write(false, key, true);
-        List<HadoopS3.Referred> ours = write(true, key, true);
+        List<HadoopS3.Referred> stock = write(false, key, true, true);
+        List<HadoopS3.Referred> ours = write(true, key, true, true);
         Audit s = oneSpan(stock, "stock " + key);
         Audit n = oneSpan(ours, "native " + key);
         assertEquals(s.op(), n.op(), "the create's operation, as stock S3A names it");
@@ -133,11 +136,13 @@ class AuditReferrerTest {
         assertSameAudit(RequestCostTest.magicKey(), Set.of("CreateMultipartUpload", "UploadPart", "PutObject"));
     }
 
+    /** The referrer disabled, or auditing off (3.3's default): no request carries a Referer. */
     @Test
-    void noRefererWhenTheReferrerIsDisabled() throws Exception {
+    void noRefererWhenTheReferrerOrAuditingIsDisabled() throws Exception {
         for (boolean nativeFs : new boolean[] {false, true}) {
             for (String key : List.of("dir/plain.bin", RequestCostTest.magicKey())) {
-                List<HadoopS3.Referred> requests = write(nativeFs, key, false);
+                List<HadoopS3.Referred> requests = write(nativeFs, key, true, false);
+                requests.addAll(write(nativeFs, key, false, true));
                 assertTrue(operations(requests).contains("UploadPart"), "the write was logged: " + requests);
                 for (HadoopS3.Referred r : requests) {
                     assertNull(r.referer(), (nativeFs ? "native " : "stock ") + key + ": " + r);
