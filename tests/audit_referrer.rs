@@ -81,6 +81,8 @@ fn an_abort_carries_the_referrer() {
     let r = referrer("op_create");
     let mut w = Writer::open(&tb.bucket, &key, Mode::Publish, &tb.proxied_settings().with(KEY, &r)).expect("open");
     w.write(&data(8, PART + 10)).expect("write");
+    // The first part is on its way once the upload exists; the abort then has one to abort.
+    tb.wait_for_upload(&key, std::time::Duration::from_secs(10));
     w.abort().expect("abort");
     tb.assert_nothing_left(&key);
     let ops = assert_all_carry(&proxy.log_for(&key), Some(&r));
