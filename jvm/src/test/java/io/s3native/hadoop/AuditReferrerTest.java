@@ -59,8 +59,14 @@ class AuditReferrerTest {
     /** The requests on the bucket from create to close of {@code key}, with their Referers. */
     private static List<HadoopS3.Referred> write(boolean nativeFs, String key, boolean audit, boolean referrer)
             throws Exception {
+        return write(nativeFs, key, audit, referrer, Map.of());
+    }
+
+    private static List<HadoopS3.Referred> write(boolean nativeFs, String key, boolean audit, boolean referrer,
+            Map<String, String> settings) throws Exception {
         String bucket = HadoopS3.newBucket("audit-" + (nativeFs ? "n" : "s"));
         Configuration conf = HadoopS3.conf(nativeFs);
+        settings.forEach(conf::set);
         // Auditing is off by default on 3.3.x (HADOOP-18091), on from 3.4.0.
         conf.setBoolean("fs.s3a.audit.enabled", audit);
         conf.setBoolean("fs.s3a.audit.referrer.enabled", referrer);
@@ -114,8 +120,13 @@ class AuditReferrerTest {
     }
 
     private static void assertSameAudit(String key, Set<String> nativeOps) throws Exception {
-        List<HadoopS3.Referred> stock = write(false, key, true, true);
-        List<HadoopS3.Referred> ours = write(true, key, true, true);
+        assertSameAudit(key, nativeOps, Map.of());
+    }
+
+    private static void assertSameAudit(String key, Set<String> nativeOps, Map<String, String> settings)
+            throws Exception {
+        List<HadoopS3.Referred> stock = write(false, key, true, true, settings);
+        List<HadoopS3.Referred> ours = write(true, key, true, true, settings);
         Audit s = oneSpan(stock, "stock " + key);
         Audit n = oneSpan(ours, "native " + key);
         assertEquals(s.op(), n.op(), "the create's operation, as stock S3A names it");
@@ -134,6 +145,15 @@ class AuditReferrerTest {
     @Test
     void aMagicFileCarriesTheCreatesAuditContext() throws Exception {
         assertSameAudit(RequestCostTest.magicKey(), Set.of("CreateMultipartUpload", "UploadPart", "PutObject"));
+    }
+
+    /** S3A's in-memory magic tracker (3.4+): the upload's requests (no marker, no .pending). */
+    @Test
+    void anInMemoryTrackedMagicFileCarriesTheCreatesAuditContext() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(InMemoryTracker.available(getClass().getClassLoader()),
+                "this Hadoop line has no in-memory magic tracker");
+        assertSameAudit(RequestCostTest.magicKey(), Set.of("CreateMultipartUpload", "UploadPart"),
+                Map.of("fs.s3a.committer.magic.track.commits.in.memory.enabled", "true"));
     }
 
     /** The referrer disabled, or auditing off (3.3's default): no request carries a Referer. */
