@@ -48,6 +48,10 @@ pub mod region;
 /// The native key of extra trusted root certificates (PEM).
 pub const TRUSTED_CERTIFICATES_KEY: &str = "fs.s3a.native.trusted.certificates";
 
+/// The per-file setting (after `fs.s3a.`) of the `Referer` header the writer sends on each
+/// request: see [`WriterConfig::audit_referrer`].
+const AUDIT_REFERRER: &str = "native.audit.referrer";
+
 /// 5 MiB: S3's smallest allowed part other than the last.
 pub const MIN_PART_SIZE: u64 = 5 * 1024 * 1024;
 /// 5 GiB: S3's largest allowed part, and largest single PUT.
@@ -375,6 +379,10 @@ pub struct WriterConfig {
     pub storage_class: Option<String>,
     /// `Content-Encoding` of the object.
     pub content_encoding: Option<String>,
+    /// The `Referer` header every request of this writer carries
+    /// (`fs.s3a.native.audit.referrer`): S3A's audit context of the span the file was
+    /// created in, which the JVM layer reads from S3A's auditor for each file.
+    pub audit_referrer: Option<String>,
     /// What the settings asked for that was adjusted (S3A's leniency), for the caller to
     /// report once (e.g. a `fs.s3a.multipart.size` below 5 MiB, used as 5 MiB).
     pub warnings: Vec<String>,
@@ -517,6 +525,14 @@ impl WriterConfig {
             },
             storage_class: r.str("create.storage.class").map(str::to_ascii_uppercase),
             content_encoding: r.str("object.content.encoding").map(str::to_string),
+            audit_referrer: match r.str(AUDIT_REFERRER) {
+                None | Some("") => None,
+                // An HTTP header value: visible ASCII and spaces, as S3A's URL-encoded referrer is.
+                Some(v) if v.bytes().all(|b| b == b' ' || b.is_ascii_graphic()) => Some(v.to_string()),
+                Some(_) => {
+                    return Err(Error::invalid_setting(&r.key(AUDIT_REFERRER), "not an HTTP header value (visible ASCII only)"))
+                }
+            },
             warnings,
         })
     }

@@ -62,7 +62,7 @@ use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::client::{
     HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpService, ReqwestConnector,
 };
-use object_store::{BackoffConfig, ClientOptions, RetryConfig};
+use object_store::{BackoffConfig, ClientOptions, HeaderValue, RetryConfig};
 use lru::LruCache;
 use tokio::runtime::Runtime;
 use tokio::sync::Semaphore;
@@ -719,6 +719,20 @@ tokio::task_local! {
     /// object_store 0.14.2's `MultipartStore::complete_multipart` has no create mode, so the
     /// header is added here, below object_store, for that one request kind.
     pub(crate) static COMPLETE_IF_ABSENT: ();
+    /// The `Referer` header of every request sent in this scope: S3A's audit context of the
+    /// span a native file was created in (`fs.s3a.native.audit.referrer`), set around all of
+    /// that writer's requests ([`with_referer`]).
+    static REQUEST_REFERER: HeaderValue;
+}
+
+/// Run `f` with every request it sends carrying `referer` as its `Referer` header (none when
+/// `None`). The header is not covered by the SigV4 signature, which S3 allows for standard
+/// HTTP headers.
+pub(crate) async fn with_referer<F: std::future::Future>(referer: Option<HeaderValue>, f: F) -> F::Output {
+    match referer {
+        Some(r) => REQUEST_REFERER.scope(r, f).await,
+        None => f.await,
+    }
 }
 
 /// object_store's reqwest client, counting every request on the wire by kind, on the
@@ -746,7 +760,10 @@ impl HttpService for CountingService {
         }
         // Not covered by the SigV4 signature, which S3 allows for standard HTTP headers.
         if kind == RequestKind::CompleteMultipartUpload && COMPLETE_IF_ABSENT.try_with(|_| ()).is_ok() {
-            req.headers_mut().insert("if-none-match", object_store::HeaderValue::from_static("*"));
+            req.headers_mut().insert("if-none-match", HeaderValue::from_static("*"));
+        }
+        if let Ok(referer) = REQUEST_REFERER.try_with(HeaderValue::clone) {
+            req.headers_mut().insert("referer", referer);
         }
         self.0.execute(req).await
     }

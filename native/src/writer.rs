@@ -130,6 +130,8 @@ struct Shared {
     store: Arc<Store>,
     rt: &'static Runtime,
     stats: Arc<Recorder>,
+    /// The `Referer` header of every request of this file (`fs.s3a.native.audit.referrer`).
+    referer: Option<object_store::HeaderValue>,
     upload_options: Attributes,
     state: Mutex<State>,
     upload_id: OnceCell<Result<String>>,
@@ -145,6 +147,11 @@ struct Shared {
 impl Shared {
     fn describe(&self) -> String {
         format!("s3://{}/{}", self.bucket, self.key)
+    }
+
+    /// `f`, whose requests are this file's: they carry its `Referer` header, if any.
+    fn requests<F: std::future::Future>(&self, f: F) -> impl std::future::Future<Output = F::Output> {
+        pool::with_referer(self.referer.clone(), f)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -250,7 +257,7 @@ impl Shared {
                 if self.discarding() {
                     return Err(Error::state(format!("{} was aborted", self.describe())));
                 }
-                s3::create_upload(&self.store, &self.path, self.upload_options.clone(), &self.stats).await
+                self.requests(s3::create_upload(&self.store, &self.path, self.upload_options.clone(), &self.stats)).await
             })
             .await
             .clone()
@@ -277,7 +284,7 @@ impl Shared {
             }
             let started = Instant::now();
             self.stats.queue_wait(started - handed_off);
-            let sent = s3::upload_part(&self.store, &self.path, &id, idx, data, &self.stats).await;
+            let sent = self.requests(s3::upload_part(&self.store, &self.path, &id, idx, data, &self.stats)).await;
             self.stats.upload_time(started.elapsed());
             sent.map(Some)
         }
@@ -321,7 +328,7 @@ impl Shared {
                 let _ = rx.wait_for(|n| *n == 0).await;
                 let Some(Ok(id)) = self.upload_id.get() else { return Ok(()) };
                 pool::global_stats().writer_aborted();
-                s3::abort_upload(&self.store, &self.path, id, &self.stats).await
+                self.requests(s3::abort_upload(&self.store, &self.path, id, &self.stats)).await
             })
             .await
             .clone()
@@ -475,6 +482,8 @@ impl Writer {
             store,
             rt,
             stats: Arc::new(Recorder::child_of(pool::global_stats())),
+            // The config checked it is visible ASCII, which is a valid header value.
+            referer: config.audit_referrer.as_deref().and_then(|r| object_store::HeaderValue::from_str(r).ok()),
             upload_options,
             state: Mutex::new(State::Open),
             upload_id: OnceCell::new(),
@@ -745,13 +754,13 @@ impl Writer {
         if self.mode.publishes() {
             let r = result.clone();
             let if_absent = self.mode == Mode::CreateIfAbsent;
-            pool::block_on(shared.rt, "completing the upload", &|| false, async {
+            pool::block_on(shared.rt, "completing the upload", &|| false, shared.requests(async {
                 if if_absent {
                     s3::complete_new_upload(&shared.store, &r, &shared.stats).await
                 } else {
                     s3::complete_upload(&shared.store, &r, &shared.stats).await
                 }
-            })??;
+            }))??;
             result.completed = true;
         }
         if let Some((file, uri)) = &self.magic {
@@ -760,9 +769,9 @@ impl Writer {
                 .map(|d| d.as_millis() as i64)
                 .unwrap_or(0);
             let storage_class = shared.upload_options.get(&Attribute::StorageClass).cloned();
-            pool::block_on(shared.rt, "writing the magic committer files", &|| false, async {
+            pool::block_on(shared.rt, "writing the magic committer files", &|| false, shared.requests(async {
                 magic::put_files(&shared.store, file, uri, &result, storage_class, now, &shared.stats).await
-            })??;
+            }))??;
         }
         result.statistics = shared.stats.snapshot();
         Ok(result)
@@ -793,14 +802,14 @@ impl Writer {
         let payload = self.buffer.take().map(PartBuffer::into_payload).unwrap_or_default();
         let if_absent = self.mode == Mode::CreateIfAbsent;
         // The payload (and with it the buffer's bytes) is dropped when the PUT ends.
-        let put = pool::block_on(shared.rt, "uploading the object", &|| false, async {
+        let put = pool::block_on(shared.rt, "uploading the object", &|| false, shared.requests(async {
             let attributes = shared.upload_options.clone();
             if if_absent {
                 s3::put_new_object(&shared.store, &shared.path, payload, attributes, &shared.stats).await
             } else {
                 s3::put_object(&shared.store, &shared.path, payload, attributes, "PutObject", &shared.stats).await
             }
-        })??;
+        }))??;
         shared.stats.single_put();
         Ok(UploadResult {
             bucket: shared.bucket.clone(),

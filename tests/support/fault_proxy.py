@@ -15,8 +15,10 @@ Control API, on the same port under /__fault/ (never forwarded):
   GET    /__fault/rules   list the rules still armed
   DELETE /__fault/rules   remove every rule
   GET    /__fault/log     JSON list of flat {"method","path","query","status",
-                          "fault","upstream_status","access_key_id","region"}
-                          objects (access_key_id: the key id that signed the
+                          "fault","upstream_status","access_key_id","region",
+                          "referer"} objects (referer: the request's Referer
+                          header, e.g. S3A's audit context, or null;
+                          access_key_id: the key id that signed the
                           request, from Authorization's Credential=, or null;
                           region: the region of its SigV4 credential scope,
                           Credential=AKID/DATE/REGION/SERVICE/aws4_request, or
@@ -280,6 +282,7 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
             "upstream_status": None,
             "access_key_id": access_key_id(self.headers.get("Authorization")),
             "region": signing_region(self.headers.get("Authorization"), query),
+            "referer": self.headers.get("Referer"),
             "headers": {name.lower(): value for name, value in self.headers.items()
                         if name.lower() not in UNLOGGED_HEADERS},
             "body": (body.decode("utf-8", "replace")

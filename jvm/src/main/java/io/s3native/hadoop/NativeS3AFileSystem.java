@@ -2,12 +2,14 @@ package io.s3native.hadoop;
 
 import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.net.URI;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -208,23 +210,24 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         String key = pathToKey(path);
         S3NativeOutputStream out;
         AuditSpan span = entryPoint(invocation, path);
+        Map<String, String> fileSettings = withReferrer(settings.map, span);
         try {
             if (invocation == Statistic.INVOCATION_CREATE_NON_RECURSIVE
                     && HadoopLine.createNonRecursiveProbesParent(S3AFileSystem.class.getClassLoader())) {
                 checkParentIsDirectory(path);
             }
             if (magic && trackInMemory) {
-                return createInMemoryMagic(path, key, credentials, span);
+                return createInMemoryMagic(path, key, credentials, span, fileSettings);
             }
             if (magic) {
                 // As S3A: no HEAD/LIST probes on a magic path.
                 out = S3NativeOutputStream.openMagic(getBucket(), key, path.toUri().toString(), layout, etags,
-                        settings.map, credentials.source);
+                        fileSettings, credentials.source);
             } else {
                 // Opening sends no request, so an unsupported setting is found before any probe.
                 S3NativeOutputStream.Mode mode = createsIfAbsent(overwrite, invocation)
                         ? S3NativeOutputStream.Mode.CREATE_IF_ABSENT : S3NativeOutputStream.Mode.PUBLISH;
-                out = new S3NativeOutputStream(getBucket(), key, mode, settings.map, credentials.source);
+                out = new S3NativeOutputStream(getBucket(), key, mode, fileSettings, credentials.source);
                 try {
                     if (!createPerformance) {
                         probe(path, overwrite);
@@ -268,11 +271,11 @@ public class NativeS3AFileSystem extends S3AFileSystem {
      * native upload to the final key, handed to the tracker at close (in the create's span).
      * The tracker counts {@code committer_magic_files_created} itself.
      */
-    private FSDataOutputStream createInMemoryMagic(Path path, String key, Credentials credentials, AuditSpan span)
-            throws IOException {
+    private FSDataOutputStream createInMemoryMagic(Path path, String key, Credentials credentials, AuditSpan span,
+            Map<String, String> fileSettings) throws IOException {
         InMemoryTracker tracker = InMemoryTracker.create(this, path, key);
         S3NativeOutputStream out = new S3NativeOutputStream(getBucket(), tracker.destKey(),
-                S3NativeOutputStream.Mode.DEFERRED, settings.map, credentials.source);
+                S3NativeOutputStream.Mode.DEFERRED, fileSettings, credentials.source);
         incrementStatistic(Statistic.FILES_CREATED);
         NativeS3AOutputStream[] stream = new NativeS3AOutputStream[1];
         NativeS3AOutputStream.AfterClose handOver = () -> {
@@ -281,7 +284,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
                 tracker.aboutToComplete(out.getResult(), stream[0].getIOStatistics());
             } catch (IOException | RuntimeException e) {
                 try {
-                    S3NativeOutputStream.abort(out.getResult(), settings.map, credentials.source);
+                    S3NativeOutputStream.abort(out.getResult(), fileSettings, credentials.source);
                 } catch (IOException abortFailure) {
                     e.addSuppressed(abortFailure);
                 }
@@ -292,6 +295,82 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         };
         stream[0] = new NativeS3AOutputStream(out, true, downgradeSyncable, handOver, nativeStatistics);
         return new FSDataOutputStream(stream[0], statistics);
+    }
+
+    /**
+     * {@code base} plus {@value #AUDIT_REFERRER}, the {@code Referer} header S3A's auditor
+     * adds to the requests of {@code span}, when it adds one; otherwise {@code base} itself.
+     */
+    private static Map<String, String> withReferrer(Map<String, String> base, AuditSpan span) {
+        String referrer = AuditReferrer.of(span);
+        if (referrer == null) {
+            return base;
+        }
+        Map<String, String> m = new TreeMap<>(base);
+        m.put(AUDIT_REFERRER, referrer);
+        return m;
+    }
+
+    /** The per-file setting naming the {@code Referer} header of each native request. */
+    static final String AUDIT_REFERRER = "fs.s3a.native.audit.referrer";
+
+    /**
+     * The {@code Referer} header S3A's {@code LoggingAuditor} (the default auditor) adds to
+     * each request made in a span when {@code fs.s3a.audit.referrer.enabled} (default true):
+     * {@code https://audit.example.org/hadoop/1/<op>/<span id>/?op=..&p1=..&pr=..&ps=..&id=..&t0=..&fs=..&ts=..}
+     * (Hadoop's "S3A Auditing" document). S3A exposes no API for it, so it is read by
+     * reflection, the same on 3.3.4, 3.4.x and 3.5.0: the span of {@code entryPoint} is
+     * {@code ActiveAuditManagerS3A$WrappingAuditSpan}, whose field {@code span} is the
+     * auditor's {@code LoggingAuditor$LoggingAuditSpan}; its field {@code referrer} is the
+     * span's {@code HttpReferrerAuditHeader}, whose public {@code buildHttpReferrer()} is the
+     * value S3A sends, and the auditor's field {@code headerEnabled} says whether it sends it.
+     * Another auditor (or a layout that changed) sends no header: null, logged at debug.
+     */
+    static final class AuditReferrer {
+        private static final String WRAPPING = "org.apache.hadoop.fs.s3a.audit.impl.ActiveAuditManagerS3A$WrappingAuditSpan";
+        private static final String LOGGING = "org.apache.hadoop.fs.s3a.audit.impl.LoggingAuditor$LoggingAuditSpan";
+
+        private AuditReferrer() {
+        }
+
+        static String of(AuditSpan span) {
+            try {
+                Object inner = span;
+                if (inner.getClass().getName().equals(WRAPPING)) {
+                    inner = field(inner.getClass(), "span").get(inner);
+                }
+                if (inner == null || !inner.getClass().getName().equals(LOGGING)) {
+                    LOG.debug("s3native: audit span {} is not S3A's logging auditor's: no Referer header", inner);
+                    return null;
+                }
+                Object auditor = field(inner.getClass(), "this$0").get(inner);
+                if (!field(auditor.getClass(), "headerEnabled").getBoolean(auditor)) {
+                    return null;
+                }
+                Object header = field(inner.getClass(), "referrer").get(inner);
+                if (header == null) {
+                    return null;
+                }
+                Object value = header.getClass().getMethod("buildHttpReferrer").invoke(header);
+                return value instanceof String ? (String) value : null;
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                LOG.debug("s3native: cannot read S3A's audit referrer from {}: {}", span, e.toString());
+                return null;
+            }
+        }
+
+        private static Field field(Class<?> c, String name) throws NoSuchFieldException {
+            for (Class<?> k = c; k != null; k = k.getSuperclass()) {
+                try {
+                    Field f = k.getDeclaredField(name);
+                    f.setAccessible(true);
+                    return f;
+                } catch (NoSuchFieldException e) {
+                    // try the superclass
+                }
+            }
+            throw new NoSuchFieldException(c.getName() + "." + name);
+        }
     }
 
     /** S3A's create checks (in the create's span): a directory at the path, or a file when overwrite is false, fails. */

@@ -214,6 +214,20 @@ final class HadoopS3 {
         }
     }
 
+    /** One proxied request: its S3 operation (see {@link #operation}) and its {@code Referer} header (null: none). */
+    record Referred(String operation, String referer) {
+    }
+
+    /** The operations and {@code Referer} headers of the proxied requests for paths containing {@code marker}, in order. */
+    static List<Referred> referred(String marker) throws IOException {
+        List<Referred> out = new ArrayList<>();
+        for (JsonNode e : logFor(marker)) {
+            out.add(new Referred(operation(e.path("method").asText(), e.path("path").asText(), e.path("query").asText("")),
+                    e.path("referer").isMissingNode() || e.path("referer").isNull() ? null : e.path("referer").asText()));
+        }
+        return out;
+    }
+
     /** The access key ids that signed the proxied requests for paths containing {@code marker}. */
     static Set<String> accessKeyIds(String marker) throws IOException {
         Set<String> out = new HashSet<>();
