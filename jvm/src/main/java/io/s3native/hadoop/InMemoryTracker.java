@@ -70,7 +70,7 @@ final class InMemoryTracker {
             String destKey = (String) tracker.getClass().getMethod("getDestKey").invoke(tracker);
             return new InMemoryTracker(tracker, destKey, S3AFileSystem.class.getClassLoader());
         } catch (InvocationTargetException e) {
-            throw unwrap(e);
+            throw NativeS3AFileSystem.Reflect.rethrow(e);
         } catch (ReflectiveOperationException e) {
             throw new IOException("s3native: cannot reach S3A's in-memory magic tracker on this Hadoop line", e);
         }
@@ -106,7 +106,7 @@ final class InMemoryTracker {
             tracker.getClass().getMethod("aboutToComplete", String.class, List.class, long.class, IOStatistics.class)
                     .invoke(tracker, result.getUploadId(), parts, result.getLength(), statistics);
         } catch (InvocationTargetException e) {
-            throw unwrap(e);
+            throw NativeS3AFileSystem.Reflect.rethrow(e);
         } catch (ReflectiveOperationException e) {
             throw new IOException("s3native: cannot hand the upload of " + destKey + " to S3A's in-memory magic tracker", e);
         }
@@ -126,19 +126,5 @@ final class InMemoryTracker {
         Field f = S3AFileSystem.class.getDeclaredField(name);
         f.setAccessible(true);
         return f.get(target);
-    }
-
-    private static IOException unwrap(InvocationTargetException e) {
-        Throwable t = e.getCause();
-        if (t instanceof IOException) {
-            return (IOException) t;
-        }
-        if (t instanceof RuntimeException) {
-            throw (RuntimeException) t;
-        }
-        if (t instanceof Error) {
-            throw (Error) t;
-        }
-        return new IOException(t);
     }
 }

@@ -692,7 +692,8 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             }
         }
 
-        private static IOException rethrow(InvocationTargetException e) {
+        /** The IOException a reflective call raised (a RuntimeException or Error is thrown as it is). */
+        static IOException rethrow(InvocationTargetException e) {
             Throwable t = e.getCause();
             if (t instanceof IOException) {
                 return (IOException) t;
