@@ -243,8 +243,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         incrementStatistic(Statistic.FILES_CREATED);
         if (magic) {
             incrementStatistic(Statistic.COMMITTER_MAGIC_FILES_CREATED);
-            return new FSDataOutputStream(new NativeS3AOutputStream(out, true, downgradeSyncable, null, nativeStatistics),
-                    statistics);
+            return magicStream(new NativeS3AOutputStream(out, true, downgradeSyncable, null, nativeStatistics));
         }
         NativeS3AOutputStream.AfterClose afterClose = createPerformance ? null : () -> finishedWrite(path, span);
         return new FSDataOutputStream(new NativeS3AOutputStream(out, false, downgradeSyncable, afterClose,
@@ -294,7 +293,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             }
         };
         stream[0] = new NativeS3AOutputStream(out, true, downgradeSyncable, handOver, nativeStatistics);
-        return new FSDataOutputStream(stream[0], statistics);
+        return magicStream(stream[0]);
     }
 
     /**
@@ -371,6 +370,19 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             }
             throw new NoSuchFieldException(c.getName() + "." + name);
         }
+    }
+
+    /**
+     * A magic stream, its upload already initiated at create (as S3A's): the filesystem's
+     * {@code object_multipart_initiated} counts it now, as S3A's does (Hadoop's
+     * ITestCommitOperationCost reads it right after create).
+     */
+    private FSDataOutputStream magicStream(NativeS3AOutputStream stream) {
+        long initiated = stream.initiatesAtCreate();
+        if (initiated > 0) {
+            incrementStatistic(Statistic.OBJECT_MULTIPART_UPLOAD_INITIATED, initiated);
+        }
+        return new FSDataOutputStream(stream, statistics);
     }
 
     /** S3A's create checks (in the create's span): a directory at the path, or a file when overwrite is false, fails. */

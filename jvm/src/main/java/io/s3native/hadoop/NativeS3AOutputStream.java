@@ -225,6 +225,21 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
     }
 
     /** Once: the stream's statistics into the filesystem's and the thread's. */
+    /** S3A's name for multipart uploads initiated. */
+    static final String INITIATED = "object_multipart_initiated";
+    /** Initiates the filesystem already counted at create (see {@link #initiatesAtCreate()}). */
+    private long initiatesCountedAtCreate;
+
+    /**
+     * The multipart uploads this stream has initiated so far (a magic file initiates at
+     * create, as S3A's does), which the filesystem counts at once, as S3A does at create;
+     * the merge at close leaves them out of the filesystem's total.
+     */
+    long initiatesAtCreate() {
+        initiatesCountedAtCreate = getIOStatistics().counters().getOrDefault(INITIATED, 0L);
+        return initiatesCountedAtCreate;
+    }
+
     private void mergeStatistics() {
         if (!merged.compareAndSet(false, true)) {
             return;
@@ -232,7 +247,12 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
         try {
             IOStatisticsSnapshot snap = (IOStatisticsSnapshot) getIOStatistics();
             if (fsStatistics != null) {
-                fsStatistics.streamClosed(snap, magic);
+                IOStatisticsSnapshot forFs = snap;
+                if (initiatesCountedAtCreate > 0) {
+                    forFs = new IOStatisticsSnapshot(snap);
+                    forFs.counters().merge(INITIATED, -initiatesCountedAtCreate, Long::sum);
+                }
+                fsStatistics.streamClosed(forFs, magic);
             }
             if (threadStatistics != null) {
                 threadStatistics.aggregate(snap);
