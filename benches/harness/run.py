@@ -277,6 +277,13 @@ class Runner:
                     outside["peak_connections"] = max(outside["peak_connections"], established(p.pid, port))
                     time.sleep(0.1)
 
+            def tell(word):
+                try:
+                    p.stdin.write(word + "\n")
+                    p.stdin.flush()
+                except OSError:  # it exited: its status and stderr tell why
+                    pass
+
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
             out = []
@@ -286,12 +293,10 @@ class Runner:
                     if pause and line.strip() == "READY":
                         time.sleep(0.5)  # let the warm-up's memory settle
                         outside["idle_rss_bytes"] = proc_status_bytes(p.pid, "VmRSS")
-                        p.stdin.write("go\n")
-                        p.stdin.flush()
+                        tell("go")
                     elif pause and line.startswith("RESULT "):
                         outside["outside_peak_rss_bytes"] = proc_status_bytes(p.pid, "VmHWM")
-                        p.stdin.write("exit\n")
-                        p.stdin.flush()
+                        tell("exit")
                 p.wait()
             except BaseException:
                 p.kill()
@@ -351,7 +356,8 @@ def parts_of(record):
 def run_issue13(a, runner, records, save):
     """Issue 13's cells (ISSUE13_CELLS), rounds inside each cell, the writers' order reversed on
     odd rounds; each round's ceilings at the same connections after that round's writers."""
-    for profile, tls, workload, keys in ISSUE13_CELLS:
+    cells = [c for i, c in enumerate(ISSUE13_CELLS, 1) if a.cells == "all" or str(i) in a.cells.split(",")]
+    for profile, tls, workload, keys in cells:
         files, size, threads = ISSUE13_WORKLOADS[workload]
         if files > 100:
             files = max(threads, round(files * a.scale))
@@ -463,6 +469,8 @@ def main():
                     help="only issue 13's figures (ISSUE13_CELLS: netbound, CPU, budget, FileSystem create.performance, "
                          "64-writer memory, fairness), reported with their targets; with --smoke at scale 1/16, "
                          "one round. --conditions, --workloads, --variants and --warmup-rounds do not apply")
+    ap.add_argument("--cells", default="all",
+                    help="with --issue13: comma list of cell numbers, 1-5 as listed in ISSUE13_CELLS (default all)")
     a = ap.parse_args()
     if a.smoke and a.issue13:
         a.scale, a.rounds, a.warmup_rounds = 1 / 16, 1, 0
