@@ -28,9 +28,12 @@
 //! - `big=N`: one more writer thread writes one file of `N` bytes (`<prefix>/big`) at the
 //!   same time as the `files` small ones (the fairness cell); the result then has
 //!   `classes.small` and `classes.big` (way `s3native` without `big`: `classes.small`):
-//!   bytes, seconds from the start until that class's last close, and (way `s3native`) the part queue wait of its writers: `queue_wait_p99_us` is
-//!   the 99th percentile (nearest rank) over the class's writers of each writer's own p99
-//!   (for one-part files, the p99 of their parts), `queue_wait_max_us` the largest wait.
+//!   bytes, seconds from the start until that class's last close, `file_p99_us` (the 99th
+//!   percentile, nearest rank, of its files' open-to-close time) and (way `s3native`)
+//!   `blocked_p99_us` (of each writer's time blocked by the budget) and the part queue wait:
+//!   `queue_wait_p99_us` is the 99th percentile over the class's writers that uploaded parts
+//!   of each writer's own p99 (null when none did: a file that fits one part is one PUT at
+//!   close, which waits in no queue), `queue_wait_max_us` the largest wait.
 //! - `pause=true`: after the warm-up the worker prints `READY` and waits for a line on
 //!   stdin, and after the `RESULT` line waits for another before it exits, so the harness
 //!   can read this process's RSS from /proc/<pid>/status with no writer open and its peak
@@ -210,33 +213,43 @@ fn upload(a: &Args, store: &Arc<AmazonS3>, rt: &tokio::runtime::Runtime, key: &s
 struct Class {
     bytes: u64,
     end: f64,
+    files: Vec<u64>,
+    blocked_us: Vec<u64>,
     p99_us: Vec<u64>,
     max_us: u64,
 }
 
+/// Nearest rank: the smallest value with at least 99% of `xs` at or below it.
+fn p99(xs: &mut [u64]) -> Option<u64> {
+    xs.sort_unstable();
+    (!xs.is_empty()).then(|| xs[(xs.len() * 99).div_ceil(100) - 1])
+}
+
 impl Class {
-    fn record(&mut self, bytes: usize, end: f64, stats: Option<s3native::Statistics>) {
+    fn record(&mut self, bytes: usize, began: f64, end: f64, stats: Option<s3native::Statistics>) {
         self.bytes += bytes as u64;
         self.end = self.end.max(end);
-        if let Some(s) = stats.filter(|s| s.part_queue_wait.count > 0) {
-            self.p99_us.push(s.part_queue_wait.p99_us);
-            self.max_us = self.max_us.max(s.part_queue_wait.max_us);
+        self.files.push(((end - began) * 1e6) as u64);
+        if let Some(s) = stats {
+            self.blocked_us.push(s.budget_blocked_us);
+            if s.part_queue_wait.count > 0 {
+                self.p99_us.push(s.part_queue_wait.p99_us);
+                self.max_us = self.max_us.max(s.part_queue_wait.max_us);
+            }
         }
     }
 
     fn json(&mut self) -> serde_json::Value {
-        self.p99_us.sort_unstable();
-        // Nearest rank: the smallest value with at least 99% of the writers at or below it.
-        let p99 = match self.p99_us.len() {
-            0 => None,
-            n => Some(self.p99_us[(n * 99).div_ceil(100) - 1]),
-        };
+        let queue = p99(&mut self.p99_us);
         serde_json::json!({
             "bytes": self.bytes as f64,
             "seconds": self.end,
-            "writers": self.p99_us.len(),
-            "queue_wait_p99_us": p99,
-            "queue_wait_max_us": p99.map(|_| self.max_us),
+            "files": self.files.len(),
+            "file_p99_us": p99(&mut self.files),
+            "blocked_p99_us": p99(&mut self.blocked_us),
+            "writers_with_parts": self.p99_us.len(),
+            "queue_wait_p99_us": queue,
+            "queue_wait_max_us": queue.map(|_| self.max_us),
         })
     }
 }
@@ -306,8 +319,9 @@ fn main() {
             let (a, store, rt, source, counts, small) = (a.clone(), store.clone(), rt.clone(), source.clone(), counts.clone(), &small);
             s.spawn(move || {
                 for f in (t..a.files).step_by(a.threads) {
+                    let began = start.elapsed().as_secs_f64();
                     let stats = upload(&a, &store, &rt, &format!("{}/f{f}", a.prefix), f, &source, &counts);
-                    small.lock().unwrap().record(a.size, start.elapsed().as_secs_f64(), stats);
+                    small.lock().unwrap().record(a.size, began, start.elapsed().as_secs_f64(), stats);
                 }
             });
         }
@@ -316,7 +330,7 @@ fn main() {
             s.spawn(move || {
                 let one = Args { size: a.big, chunk: a.chunk.min(a.big), ..(*a).clone() };
                 let stats = upload(&one, &store, &rt, &format!("{}/big", a.prefix), a.files, &source, &counts);
-                big.lock().unwrap().record(a.big, start.elapsed().as_secs_f64(), stats);
+                big.lock().unwrap().record(a.big, 0.0, start.elapsed().as_secs_f64(), stats);
             });
         }
     });
