@@ -9,7 +9,19 @@ the same bytes to the same server in one run, variants interleaved round by roun
 `--issue13` runs only the cells of issue 13's "Speed and memory" figures (ISSUE13_CELLS) and
 writes <out>/<date>-issue13.{json,md}; report.py's "Issue 13 figures" table gives each
 figure as a ratio next to its target. Every variant there runs at its own defaults (no
-multipart size or active blocks spelled out) unless the variant says otherwise.
+multipart size or active blocks spelled out) unless the variant says otherwise. The cells:
+  1. netbound TLS, 1 x 2 GiB: the Java stream at its defaults and at a 256 MiB budget, stock
+     S3A disk (Hadoop 3.4; its defaults are already 64 MiB x 4 blocks), and after them the
+     ceiling at each stream run's own peak connections and part size (same round);
+  2. loopback TLS, 1 x 2 GiB: CPU per GiB of the stream, WriteMultipart and the ceiling;
+  3. s3like TLS, 2000 x 100 KiB from 8 threads: the stream at its defaults, at 1 GiB and at
+     256 MiB, NativeS3AFileSystem and stock S3A, both with fs.s3a.create.performance=true;
+  4. loopback TLS, 64 writers of 32 MiB (Rust worker, 256 MiB budget): peak RSS over the RSS
+     at READY (no writer open), both read from /proc/<pid>/status by the harness;
+  5. s3like TLS, fairness (Rust worker, 256 MiB): 2000 x 100 KiB from 8 threads alone, and
+     the same with one more thread writing a 2 GiB file at once; per class of writer.
+At full scale with 3 rounds, on an otherwise idle 2-core machine, this takes about 35
+minutes (cell 1 about 20 of them: each 2 GiB run at 4 connections of 9 MB/s is a minute).
 
 Every run's peak of established TCP connections to the endpoint is read from outside, from
 /proc/<pid>/fd and /proc/<pid>/net/tcp{,6} every 0.1 s (warm-up file included).
