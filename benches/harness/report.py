@@ -404,14 +404,48 @@ def chart(summary, key, xlabel, path):
     plt.close(fig)
 
 
+def cell_chart(summary, key, xlabel, path):
+    """One panel per (condition, workload) cell, two to a row, each with its own variants:
+    issue 13's cells share few variants, so the condition x workload grid would be sparse."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells = [(c, w) for c, w in summary if w != "warm-up"
+             and any(r.get(key) is not None for r in summary[(c, w)])]
+    if not cells:
+        return
+    rows_n = -(-len(cells) // 2)
+    fig, axes = plt.subplots(rows_n, 2, figsize=(16, 2.6 * rows_n + 0.5), squeeze=False)
+    for ax in axes.flat[len(cells):]:
+        ax.axis("off")
+    for ax, (c, w) in zip(axes.flat, cells):
+        rows = [r for r in summary[(c, w)] if r.get(key) is not None]
+        err = None
+        if key == "mib_s":
+            err = [[r[key] - min(r["mib_s_all"]) for r in rows], [max(r["mib_s_all"]) - r[key] for r in rows]]
+        ax.barh(range(len(rows)), [r[key] for r in rows], xerr=err,
+                color=[COLORS.get(r["family"], "k") for r in rows])
+        ax.set_yticks(range(len(rows)), [r["variant"] for r in rows], fontsize=7)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_title(f"{c}\n{w}", fontsize=8)
+        ax.set_xlabel(xlabel, fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def write(stem):
     with open(stem + ".json") as f:
         data = json.load(f)
     summary = summarise(data)
     with open(stem + ".md", "w") as f:
         f.write(markdown(data, summary))
-    chart(summary, "mib_s", "MiB/s (median, min..max over rounds)", stem + "-throughput.png")
-    chart(summary, "cpu_s_per_gib", "CPU s per GiB written (user + system)", stem + "-cpu.png")
+    draw = cell_chart if data["meta"].get("issue13") else chart
+    draw(summary, "mib_s", "MiB/s (median, min..max over rounds)", stem + "-throughput.png")
+    draw(summary, "cpu_s_per_gib", "CPU s per GiB written (user + system)", stem + "-cpu.png")
 
 
 if __name__ == "__main__":
