@@ -80,7 +80,7 @@ pub use config::{Settings, WriterConfig};
 pub use credentials::{CredentialSource, Credentials, DefaultChain, SharedCredentials};
 pub use error::{Error, ErrorKind, Result};
 pub use magic::{MagicFile, MagicLayout, PendingEtags};
-pub use reader::{ReadOptions, ReadPolicy, ReadStatistics, Reader, VectoredRead};
+pub use reader::{read_iostatistics, ReadOptions, ReadPolicy, ReadStatistics, Reader, VectoredRead};
 pub use result::UploadResult;
 pub use stats::{DurationSummary, RequestCounts, RequestKind, Statistics};
 pub use writer::{abort_open_uploads, AbortHandle, Mode, SharedWriter, Writer, WriterState};

@@ -55,6 +55,9 @@ use crate::pool::{self, ReadLease, Store};
 use crate::s3;
 
 mod plan;
+mod s3a;
+
+pub use s3a::read_iostatistics;
 
 /// What the caller knows of the object and how it will read it. Serialised by name at the
 /// JNI and C boundaries (`{"policy":"COLUMNAR","length":123,"etag":"\"abc\""}`; every
@@ -115,6 +118,14 @@ pub struct ReadStatistics {
     pub budget_wait_us: u64,
     /// Read-ahead blocks not fetched because the budget was short.
     pub read_ahead_skipped: u64,
+    /// Of `bytes_discarded`, the bytes of holes fetched by coalesced vectored GETs.
+    pub vectored_bytes_discarded: u64,
+    /// GETs that found the object changed since open (412 to `If-Match`).
+    pub version_mismatches: u64,
+    /// GETs that failed (after the client's retries), mismatches included.
+    pub errors: u64,
+    /// [`Reader::unbuffer`] calls.
+    pub unbuffered: u64,
     /// Bytes held in buffers now.
     pub buffered_bytes: u64,
 }
@@ -161,6 +172,10 @@ struct Counters {
     budget_waits: AtomicU64,
     budget_wait_us: AtomicU64,
     read_ahead_skipped: AtomicU64,
+    vectored_bytes_discarded: AtomicU64,
+    version_mismatches: AtomicU64,
+    errors: AtomicU64,
+    unbuffered: AtomicU64,
 }
 
 fn add(c: &AtomicU64, n: u64) {
@@ -206,6 +221,10 @@ impl Counters {
             budget_waits: l(&self.budget_waits),
             budget_wait_us: l(&self.budget_wait_us),
             read_ahead_skipped: l(&self.read_ahead_skipped),
+            vectored_bytes_discarded: l(&self.vectored_bytes_discarded),
+            version_mismatches: l(&self.version_mismatches),
+            errors: l(&self.errors),
+            unbuffered: l(&self.unbuffered),
             buffered_bytes,
         }
     }
@@ -242,15 +261,21 @@ impl Object {
             self.store.s3.get_opts(&self.path, options).await?.bytes().await
         })
         .await;
+        if fetched.is_err() {
+            add(&self.counters.errors, 1);
+        }
         let bytes = fetched.map_err(|e| match e {
-            object_store::Error::Precondition { .. } => Error::new(
+            object_store::Error::Precondition { .. } => {
+                add(&self.counters.version_mismatches, 1);
+                Error::new(
                 ErrorKind::Io,
                 format!(
                     "{} changed since it was opened (its ETag is no longer {}): reopen it to read the new version",
                     self.describe(),
                     self.etag
                 ),
-            ),
+            )
+            }
             object_store::Error::NotFound { .. } => {
                 Error::new(ErrorKind::NotFound, format!("{} was deleted since it was opened", self.describe()))
             }
@@ -820,6 +845,7 @@ impl Reader {
     /// Drop every buffer (read-ahead, whole object, footer) and end the read-ahead pattern,
     /// keeping the open state (length, ETag): the next read fetches again.
     pub fn unbuffer(&mut self) {
+        add(&self.object.counters.unbuffered, 1);
         *lock(&self.held) = Held::default();
         let mut st = lock(&self.stream);
         st.window.clear();
@@ -910,6 +936,12 @@ async fn vectored(
                 }
                 Bytes::from(all)
             };
+            if pending.is_empty() {
+                // Counted before the last range goes out, so the caller sees it with it.
+                let fetched: u64 = p.gets.iter().map(|g| g.end - g.start).sum();
+                add(&o.counters.bytes_discarded, fetched.saturating_sub(used));
+                add(&o.counters.vectored_bytes_discarded, fetched.saturating_sub(used));
+            }
             let _ = tx.send((i, Ok(bytes)));
         }
         // A GET no range still waits on is let go.
@@ -919,6 +951,4 @@ async fn vectored(
             }
         }
     }
-    let fetched: u64 = p.gets.iter().map(|g| g.end - g.start).sum();
-    add(&o.counters.bytes_discarded, fetched.saturating_sub(used));
 }
