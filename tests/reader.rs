@@ -247,3 +247,110 @@ fn vectored_ranges_are_coalesced_split_and_delivered_as_each_completes() {
     let e = r.read_ranges(&[0..bytes.len() as u64 + 1]).err().expect("past the end");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }
+
+#[test]
+fn failed_gets_are_retried_to_the_right_bytes_or_fail_naming_the_key() {
+    require_server!();
+    let b = TestBucket::new("reader-faults");
+    let key = b.key("faulty.bin");
+    let bytes = data(8, 5 * MIB + 11);
+    put(&b.settings(), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let settings = read_settings(b.proxied_settings()).with("fs.s3a.retry.limit", "3");
+    proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "status", "status": 503, "code": "SlowDown", "count": 1}));
+    proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "drop", "count": 1}));
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    assert_same_bytes(&read_all(&mut r, 256 * 1024), &bytes, "read through a 503 and a dropped connection");
+    let faults: Vec<_> = gets(&proxy, &key).into_iter().filter(|e| e.fault.is_some()).collect();
+    assert_eq!(faults.len(), 2, "both faults hit GETs: {faults:?}");
+
+    proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "status", "status": 500, "code": "InternalError", "count": -1}));
+    let settings = settings.with("fs.s3a.retry.limit", "1");
+    let r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    let mut buf = vec![0u8; 100];
+    let e = r.read_at(MIB as u64, &mut buf).expect_err("every GET fails");
+    assert_eq!(e.kind(), ErrorKind::Io, "{e}");
+    assert!(e.message().contains(&key), "{e}");
+    assert_eq!(r.statistics().errors, 1);
+}
+
+#[test]
+fn an_interrupted_read_stops_waiting() {
+    require_server!();
+    let b = TestBucket::new("reader-interrupt");
+    let key = b.key("slow.bin");
+    let bytes = data(9, 2 * MIB);
+    put(&b.settings(), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "delay", "delay_ms": 5000, "count": 1}));
+    let settings = read_settings(b.proxied_settings());
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    let started = std::time::Instant::now();
+    let mut buf = vec![0u8; 1000];
+    let e = r.read_with(0, &mut buf, &|| started.elapsed() > std::time::Duration::from_millis(300)).expect_err("interrupted");
+    assert_eq!(e.kind(), ErrorKind::Interrupted, "{e}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(3), "stopped waiting at once");
+    // The reader still works afterwards.
+    assert_eq!(r.read_at(0, &mut buf).unwrap(), 1000);
+    assert_eq!(&buf[..], &bytes[..1000]);
+}
+
+#[test]
+fn random_patterns_of_stream_reads_preads_and_vectored_batches_return_the_bytes() {
+    use rand::{Rng, SeedableRng};
+    require_server!();
+    let b = TestBucket::new("reader-random");
+    let key = b.key("random.parquet");
+    let bytes = data(10, 9 * MIB + 333);
+    put(&b.settings(), &b, &key, &bytes);
+    let len = bytes.len() as u64;
+    for (seed, policy) in [(1u64, None), (2, Some(ReadPolicy::Sequential)), (3, Some(ReadPolicy::Random))] {
+        let settings = read_settings(b.settings()).with("fs.s3a.native.read.vectored.max.request.size", "1M");
+        let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions { policy, ..Default::default() }).unwrap();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+        let mut pos = 0u64;
+        for step in 0..150 {
+            let what = format!("seed {seed} step {step}");
+            match rng.random_range(0..10) {
+                0..=4 => {
+                    // A stream read, sometimes after a seek.
+                    if rng.random_bool(0.2) {
+                        pos = rng.random_range(0..=len);
+                    }
+                    let mut buf = vec![0u8; rng.random_range(1..300_000)];
+                    let n = r.read(pos, &mut buf).unwrap();
+                    assert_eq!(n as u64, (buf.len() as u64).min(len - pos), "{what}");
+                    assert_same_bytes(&buf[..n], &bytes[pos as usize..pos as usize + n], &what);
+                    pos += n as u64;
+                }
+                5..=7 => {
+                    let at = rng.random_range(0..len + 10);
+                    let mut buf = vec![0u8; rng.random_range(1..200_000)];
+                    let n = r.read_at(at, &mut buf).unwrap();
+                    let want = if at >= len { 0 } else { (buf.len() as u64).min(len - at) as usize };
+                    assert_eq!(n, want, "{what}");
+                    if n > 0 {
+                        assert_same_bytes(&buf[..n], &bytes[at as usize..at as usize + n], &what);
+                    }
+                }
+                8 => r.unbuffer(),
+                _ => {
+                    let ranges: Vec<Range<u64>> = (0..rng.random_range(1..12))
+                        .map(|_| {
+                            let s = rng.random_range(0..len);
+                            s..(s + rng.random_range(0..1_500_000)).min(len)
+                        })
+                        .collect();
+                    let mut n = 0;
+                    for item in r.read_ranges(&ranges).unwrap() {
+                        let (i, got) = item.unwrap();
+                        assert_same_bytes(&got, &bytes[ranges[i].start as usize..ranges[i].end as usize], &what);
+                        n += 1;
+                    }
+                    assert_eq!(n, ranges.len(), "{what}");
+                }
+            }
+        }
+        drop(r);
+    }
+}

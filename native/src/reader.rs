@@ -952,3 +952,10 @@ async fn vectored(
         }
     }
 }
+
+// The boundaries hold readers and vectored reads across threads.
+const _: fn() = || {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Reader>();
+    shareable::<VectoredRead>();
+};
