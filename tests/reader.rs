@@ -354,3 +354,15 @@ fn random_patterns_of_stream_reads_preads_and_vectored_batches_return_the_bytes(
         drop(r);
     }
 }
+
+#[test]
+fn an_etag_from_the_caller_that_the_object_no_longer_has_fails_open() {
+    require_server!();
+    let b = TestBucket::new("reader-stale-status");
+    let key = b.key("status.bin");
+    put(&b.settings(), &b, &key, &data(11, 1000));
+    let stale = ReadOptions { etag: Some("\"0123456789abcdef0123456789abcdef\"".into()), ..Default::default() };
+    let e = Reader::open(&b.bucket, &key, &b.settings(), stale).err().expect("stale ETag");
+    assert_eq!(e.kind(), ErrorKind::Io, "{e}");
+    assert!(e.message().contains(&key) && e.message().contains("changed"), "{e}");
+}

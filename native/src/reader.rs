@@ -71,8 +71,10 @@ pub struct ReadOptions {
     /// The object's length in bytes, from a file status or `fs.option.openfile.length`.
     /// With `etag` as well, open sends no HEAD.
     pub length: Option<u64>,
-    /// The object's ETag (quotes included, as S3 sends it). Without it, open sends one HEAD
-    /// (which also gives the length), and every GET is pinned to the ETag found.
+    /// The object's ETag (with or without the double quotes S3 sends). With the length as
+    /// well, open sends no HEAD and every GET is pinned to it; without the length, the HEAD
+    /// must find this ETag (else open fails: the object changed since the caller's status).
+    /// Without it, every GET is pinned to the ETag the HEAD found.
     pub etag: Option<String>,
 }
 
@@ -561,8 +563,15 @@ impl Reader {
                     }
                     Err(e) => return Err(Error::from_store(format_args!("HeadObject {describe}"), &e, &store.config.secrets())),
                 };
-                let etag = meta.e_tag.ok_or_else(|| Error::new(ErrorKind::Io, format!("HeadObject {describe} returned no ETag")))?;
-                (options.length.unwrap_or(meta.size), quoted(&etag))
+                let etag = quoted(&meta.e_tag.ok_or_else(|| Error::new(ErrorKind::Io, format!("HeadObject {describe} returned no ETag")))?);
+                if let Some(theirs) = options.etag.as_deref().map(quoted).filter(|e| *e != etag) {
+                    add(&counters.version_mismatches, 1);
+                    return Err(Error::new(
+                        ErrorKind::Io,
+                        format!("{describe} changed since its status was taken (its ETag is {etag}, not {theirs}): reopen it to read the new version"),
+                    ));
+                }
+                (options.length.unwrap_or(meta.size), etag)
             }
         };
         let policy = match options.policy.unwrap_or(read.policy) {
