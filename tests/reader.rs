@@ -17,6 +17,18 @@ fn put(settings: &Settings, bucket: &TestBucket, key: &str, bytes: &[u8]) {
     w.close().expect("close");
 }
 
+/// The budget is process-wide: every test names the same one, large enough that no test
+/// here waits for it (a wait would make readers drop read-ahead and change GET counts).
+const BUDGET: &str = "256M";
+
+fn direct(b: &TestBucket) -> Settings {
+    b.settings().with("fs.s3a.native.memory.budget", BUDGET)
+}
+
+fn proxied(b: &TestBucket) -> Settings {
+    b.proxied_settings().with("fs.s3a.native.memory.budget", BUDGET)
+}
+
 /// Small blocks so that modest objects exercise read-ahead, footer and splitting.
 fn read_settings(base: Settings) -> Settings {
     base.with("fs.s3a.native.read.small.object.size", "1M")
@@ -49,9 +61,9 @@ fn a_small_object_is_fetched_whole_by_the_first_read_pinned_to_its_etag() {
     let b = TestBucket::new("reader-small");
     let key = b.key("small.bin");
     let bytes = data(1, 3 * MIB + 17);
-    put(&b.settings(), &b, &key, &bytes);
+    put(&direct(&b), &b, &key, &bytes);
     let proxy = FaultProxy::take();
-    let settings = b.proxied_settings();
+    let settings = proxied(&b);
     let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).expect("open");
     assert_eq!(r.length(), bytes.len() as u64);
     let etag = b.meta(&key).unwrap().e_tag.unwrap();
@@ -74,7 +86,7 @@ fn a_small_object_is_fetched_whole_by_the_first_read_pinned_to_its_etag() {
 fn length_and_etag_from_the_caller_send_no_head_and_eof_reads_nothing() {
     require_server!();
     let b = TestBucket::new("reader-eof");
-    let settings = b.settings();
+    let settings = direct(&b);
     for len in [0usize, 1, 100] {
         let key = b.key(&format!("f{len}"));
         let bytes = data(len as u64, len);
@@ -101,9 +113,9 @@ fn sequential_reads_are_served_by_growing_parallel_read_ahead() {
     let b = TestBucket::new("reader-seq");
     let key = b.key("big.csv");
     let bytes = data(2, 20 * MIB + 5);
-    put(&b.settings(), &b, &key, &bytes);
+    put(&direct(&b), &b, &key, &bytes);
     let proxy = FaultProxy::take();
-    let settings = read_settings(b.proxied_settings());
+    let settings = read_settings(proxied(&b));
     let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).expect("open");
     assert_eq!(r.policy(), ReadPolicy::Adaptive);
     assert_same_bytes(&read_all(&mut r, 128 * 1024), &bytes, "sequential read");
@@ -125,9 +137,9 @@ fn a_pread_leaves_the_read_ahead_window_alone() {
     let b = TestBucket::new("reader-pread");
     let key = b.key("data.bin");
     let bytes = data(3, 12 * MIB);
-    put(&b.settings(), &b, &key, &bytes);
+    put(&direct(&b), &b, &key, &bytes);
     let proxy = FaultProxy::take();
-    let settings = read_settings(b.proxied_settings());
+    let settings = read_settings(proxied(&b));
     let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions { policy: Some(ReadPolicy::Sequential), ..Default::default() }).unwrap();
     let mut buf = vec![0u8; 512 * 1024];
     assert_eq!(r.read(0, &mut buf).unwrap(), buf.len());
@@ -158,8 +170,8 @@ fn a_columnar_file_gets_its_footer_at_open() {
     let b = TestBucket::new("reader-footer");
     let key = b.key("part-0.parquet");
     let bytes = data(4, 6 * MIB);
-    put(&b.settings(), &b, &key, &bytes);
-    let settings = read_settings(b.settings());
+    put(&direct(&b), &b, &key, &bytes);
+    let settings = read_settings(direct(&b));
     let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
     assert_eq!(r.policy(), ReadPolicy::Columnar);
     assert_eq!(r.statistics().gets_footer, 1);
@@ -185,7 +197,7 @@ fn an_object_overwritten_after_open_fails_the_read_naming_the_key() {
     require_server!();
     let b = TestBucket::new("reader-overwrite");
     let key = b.key("changing.bin");
-    let settings = read_settings(b.settings());
+    let settings = read_settings(direct(&b));
     put(&settings, &b, &key, &data(5, 2 * MIB));
     let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
     put(&settings, &b, &key, &data(6, 2 * MIB));
@@ -205,7 +217,7 @@ fn a_missing_key_fails_open_with_not_found_naming_it() {
     require_server!();
     let b = TestBucket::new("reader-missing");
     let key = b.key("nothing-here");
-    let e = Reader::open(&b.bucket, &key, &b.settings(), ReadOptions::default()).err().expect("no object");
+    let e = Reader::open(&b.bucket, &key, &direct(&b), ReadOptions::default()).err().expect("no object");
     assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
     assert!(e.message().contains(&key), "{e}");
 }
@@ -216,9 +228,9 @@ fn vectored_ranges_are_coalesced_split_and_delivered_as_each_completes() {
     let b = TestBucket::new("reader-vectored");
     let key = b.key("v.bin");
     let bytes = data(7, 30 * MIB);
-    put(&b.settings(), &b, &key, &bytes);
+    put(&direct(&b), &b, &key, &bytes);
     let proxy = FaultProxy::take();
-    let settings = read_settings(b.proxied_settings())
+    let settings = read_settings(proxied(&b))
         .with("fs.s3a.native.read.vectored.hole.size", "64K")
         .with("fs.s3a.native.read.vectored.max.request.size", "8M");
     let r = Reader::open(&b.bucket, &key, &settings, ReadOptions { policy: Some(ReadPolicy::Random), ..Default::default() }).unwrap();
@@ -244,7 +256,8 @@ fn vectored_ranges_are_coalesced_split_and_delivered_as_each_completes() {
     assert_eq!(s.gets_vectored, 5, "{s:?}");
     assert_eq!(gets(&proxy, &key).len(), 5, "five GETs on the wire");
     assert_eq!(s.bytes_discarded, 50_000 - 11_100, "the holes coalesced over: {s:?}");
-    let e = r.read_ranges(&[0..bytes.len() as u64 + 1]).err().expect("past the end");
+    let past = 0..bytes.len() as u64 + 1;
+    let e = r.read_ranges(std::slice::from_ref(&past)).err().expect("past the end");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }
 
@@ -254,9 +267,9 @@ fn failed_gets_are_retried_to_the_right_bytes_or_fail_naming_the_key() {
     let b = TestBucket::new("reader-faults");
     let key = b.key("faulty.bin");
     let bytes = data(8, 5 * MIB + 11);
-    put(&b.settings(), &b, &key, &bytes);
+    put(&direct(&b), &b, &key, &bytes);
     let proxy = FaultProxy::take();
-    let settings = read_settings(b.proxied_settings()).with("fs.s3a.retry.limit", "3");
+    let settings = read_settings(proxied(&b)).with("fs.s3a.retry.limit", "3");
     proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "status", "status": 503, "code": "SlowDown", "count": 1}));
     proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "drop", "count": 1}));
     let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
@@ -280,10 +293,10 @@ fn an_interrupted_read_stops_waiting() {
     let b = TestBucket::new("reader-interrupt");
     let key = b.key("slow.bin");
     let bytes = data(9, 2 * MIB);
-    put(&b.settings(), &b, &key, &bytes);
+    put(&direct(&b), &b, &key, &bytes);
     let proxy = FaultProxy::take();
     proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "delay", "delay_ms": 5000, "count": 1}));
-    let settings = read_settings(b.proxied_settings());
+    let settings = read_settings(proxied(&b));
     let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
     let started = std::time::Instant::now();
     let mut buf = vec![0u8; 1000];
@@ -302,10 +315,10 @@ fn random_patterns_of_stream_reads_preads_and_vectored_batches_return_the_bytes(
     let b = TestBucket::new("reader-random");
     let key = b.key("random.parquet");
     let bytes = data(10, 9 * MIB + 333);
-    put(&b.settings(), &b, &key, &bytes);
+    put(&direct(&b), &b, &key, &bytes);
     let len = bytes.len() as u64;
     for (seed, policy) in [(1u64, None), (2, Some(ReadPolicy::Sequential)), (3, Some(ReadPolicy::Random))] {
-        let settings = read_settings(b.settings()).with("fs.s3a.native.read.vectored.max.request.size", "1M");
+        let settings = read_settings(direct(&b)).with("fs.s3a.native.read.vectored.max.request.size", "1M");
         let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions { policy, ..Default::default() }).unwrap();
         let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
         let mut pos = 0u64;
@@ -360,9 +373,9 @@ fn an_etag_from_the_caller_that_the_object_no_longer_has_fails_open() {
     require_server!();
     let b = TestBucket::new("reader-stale-status");
     let key = b.key("status.bin");
-    put(&b.settings(), &b, &key, &data(11, 1000));
+    put(&direct(&b), &b, &key, &data(11, 1000));
     let stale = ReadOptions { etag: Some("\"0123456789abcdef0123456789abcdef\"".into()), ..Default::default() };
-    let e = Reader::open(&b.bucket, &key, &b.settings(), stale).err().expect("stale ETag");
+    let e = Reader::open(&b.bucket, &key, &direct(&b), stale).err().expect("stale ETag");
     assert_eq!(e.kind(), ErrorKind::Io, "{e}");
     assert!(e.message().contains(&key) && e.message().contains("changed"), "{e}");
 }

@@ -57,7 +57,8 @@ fn readers_and_writers_share_a_small_budget_without_deadlock() {
                             std::thread::sleep(Duration::from_millis(2));
                         }
                         assert_same_bytes(&got, bytes, k);
-                        r.statistics().read_ahead_skipped
+                        let st = r.statistics();
+                        st.read_ahead_skipped + st.read_ahead_dropped
                     })
                 })
                 .collect();
@@ -85,7 +86,7 @@ fn readers_and_writers_share_a_small_budget_without_deadlock() {
         after.buffer_peak_bytes
     );
     assert!(after.buffer_peak_bytes > 8 << 20, "readers and writers used the budget together: peak {} B", after.buffer_peak_bytes);
-    assert!(skipped > 0, "8 readers with 4 MiB windows cannot all read ahead in 16 MiB: read-ahead gives way");
+    assert!(skipped > 0, "8 readers with 4 MiB windows cannot all read ahead in 16 MiB: read-ahead gives way (skipped or dropped)");
     assert_eq!(after.buffer_bytes, 0, "every read buffer went back to the budget");
 }
 

@@ -639,6 +639,13 @@ impl BudgetState {
 }
 
 impl MemoryBudget {
+    /// True while a writer or a reader waits for the budget: readers then let go of the
+    /// read-ahead they hold beyond the block being read.
+    pub(crate) fn short(&self) -> bool {
+        let s = self.lock();
+        !s.queue.is_empty() || !s.reads.waiting.is_empty()
+    }
+
     /// `bytes` for read-ahead, only if they are free now: they fit with one chunk to spare,
     /// nobody is waiting for the budget, and every part being filled can still finish (the
     /// writers' safety test). Never waits: read-ahead is the first thing left out when the

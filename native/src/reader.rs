@@ -23,8 +23,9 @@
 //!
 //! # Memory
 //! Every byte fetched is held against the process-wide budget the writers use
-//! ([`crate::pool`]): read-ahead only takes what is free without waiting (it is the first
-//! thing dropped when the budget is short); the bytes a caller waits on block like a
+//! ([`crate::pool`]): read-ahead only takes what is free without waiting, and while anyone
+//! waits for the budget a reader lets go of the read-ahead beyond the block it reads (it is
+//! the first thing dropped when the budget is short); the bytes a caller waits on block like a
 //! writer's part, with the same no-deadlock rule (a reader holding nothing is always
 //! admitted).
 //!
@@ -81,6 +82,7 @@ pub struct ReadOptions {
 /// A reader's figures so far. Serialised by name (the JVM publishes them as IOStatistics
 /// with S3A's `stream_read_*` names where one exists: see [`crate::s3a_stats`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ReadStatistics {
     /// Bytes handed to the caller (stream, positioned and vectored reads).
     pub bytes_read: u64,
@@ -120,6 +122,9 @@ pub struct ReadStatistics {
     pub budget_wait_us: u64,
     /// Read-ahead blocks not fetched because the budget was short.
     pub read_ahead_skipped: u64,
+    /// Read-ahead blocks let go (cancelled, or dropped unread) because another reader or a
+    /// writer waited for the budget.
+    pub read_ahead_dropped: u64,
     /// Of `bytes_discarded`, the bytes of holes fetched by coalesced vectored GETs.
     pub vectored_bytes_discarded: u64,
     /// GETs that found the object changed since open (412 to `If-Match`).
@@ -174,6 +179,7 @@ struct Counters {
     budget_waits: AtomicU64,
     budget_wait_us: AtomicU64,
     read_ahead_skipped: AtomicU64,
+    read_ahead_dropped: AtomicU64,
     vectored_bytes_discarded: AtomicU64,
     version_mismatches: AtomicU64,
     errors: AtomicU64,
@@ -223,6 +229,7 @@ impl Counters {
             budget_waits: l(&self.budget_waits),
             budget_wait_us: l(&self.budget_wait_us),
             read_ahead_skipped: l(&self.read_ahead_skipped),
+            read_ahead_dropped: l(&self.read_ahead_dropped),
             vectored_bytes_discarded: l(&self.vectored_bytes_discarded),
             version_mismatches: l(&self.version_mismatches),
             errors: l(&self.errors),
@@ -742,9 +749,18 @@ impl Reader {
         }
         add(&o.counters.bytes_read, done as u64);
         let mut st = lock(&self.stream);
-        st.expected = Some(position + done as u64);
-        if st.sequential && !st.window.is_empty() {
-            self.top_up(&mut st, position + done as u64);
+        let end = position + done as u64;
+        st.expected = Some(end);
+        if pool::budget().short() {
+            // Someone waits for the budget: read-ahead is the first thing given back.
+            let keep = st.window.iter().take_while(|f| f.0.range.start <= end).count().max(1);
+            let dropped = st.window.len().saturating_sub(keep);
+            if dropped > 0 {
+                st.window.truncate(keep);
+                add(&o.counters.read_ahead_dropped, dropped as u64);
+            }
+        } else if st.sequential && !st.window.is_empty() {
+            self.top_up(&mut st, end);
         }
         Ok(done)
     }

@@ -62,6 +62,7 @@ pub fn read_iostatistics(s: &ReadStatistics) -> IoStatistics {
         ("s3native.read_budget_waits", s.budget_waits),
         ("s3native.read_budget_wait_us", s.budget_wait_us),
         ("s3native.read_ahead_skipped", s.read_ahead_skipped),
+        ("s3native.read_ahead_dropped", s.read_ahead_dropped),
     ];
     for (name, v) in counters {
         io.counters.insert(name.to_string(), n(v));
