@@ -126,6 +126,10 @@ fn sequential_reads_are_served_by_growing_parallel_read_ahead() {
     assert_eq!(s.prefetch_misses, 1, "{s:?}");
     assert_eq!(s.bytes_fetched, bytes.len() as u64);
     assert_eq!(s.bytes_discarded, 0);
+    let global_before = s3native::global_read_statistics().gets_read_ahead;
+    assert!(global_before >= 21, "the process-wide figures include an open reader's");
+    drop(r);
+    assert!(s3native::global_read_statistics().gets_read_ahead >= global_before, "a dropped reader's figures stay counted");
     let wire = gets(&proxy, &key);
     assert_eq!(wire.len(), 21);
     assert!(wire.iter().all(|e| e.header("range").is_some() && e.header("if-match").is_some()), "{wire:?}");

@@ -100,7 +100,7 @@ pub use config::{Settings, WriterConfig};
 pub use credentials::{CredentialSource, Credentials, DefaultChain, SharedCredentials};
 pub use error::{Error, ErrorKind, Result};
 pub use magic::{MagicFile, MagicLayout, PendingEtags};
-pub use reader::{read_iostatistics, ReadOptions, ReadPolicy, ReadStatistics, Reader, VectoredRead};
+pub use reader::{global_read_statistics, read_iostatistics, ReadOptions, ReadPolicy, ReadStatistics, Reader, VectoredRead};
 pub use result::UploadResult;
 pub use stats::{DurationSummary, RequestCounts, RequestKind, Statistics};
 pub use writer::{abort_open_uploads, AbortHandle, Mode, SharedWriter, Writer, WriterState};

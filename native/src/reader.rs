@@ -418,6 +418,29 @@ struct Stream {
     window: VecDeque<Fetch>,
 }
 
+/// Readers of this process: the summed figures of those dropped, and the live ones.
+static READERS: std::sync::LazyLock<Mutex<(ReadStatistics, Vec<std::sync::Weak<Counters>>)>> = std::sync::LazyLock::new(Default::default);
+
+/// `a + b`, field by field (every field is a count or a sum), by name.
+fn sum(a: &ReadStatistics, b: &ReadStatistics) -> ReadStatistics {
+    let (Ok(serde_json::Value::Object(mut x)), Ok(serde_json::Value::Object(y))) = (serde_json::to_value(a), serde_json::to_value(b)) else {
+        return a.clone();
+    };
+    for (k, v) in y {
+        let total = x.get(&k).and_then(|t| t.as_u64()).unwrap_or(0).saturating_add(v.as_u64().unwrap_or(0));
+        x.insert(k, total.into());
+    }
+    serde_json::from_value(serde_json::Value::Object(x)).unwrap_or_else(|_| a.clone())
+}
+
+/// Process-wide reader statistics: the sums over every reader of this process so far, open
+/// or dropped (`buffered_bytes` is 0 here: the budget's figures are in
+/// [`crate::global_statistics`]).
+pub fn global_read_statistics() -> ReadStatistics {
+    let g = lock(&READERS);
+    g.1.iter().filter_map(std::sync::Weak::upgrade).fold(g.0.clone(), |acc, c| sum(&acc, &c.snapshot(0)))
+}
+
 /// Reads one object, pinned to the version (ETag) found at open. See the module docs.
 pub struct Reader {
     object: Arc<Object>,
@@ -598,6 +621,11 @@ impl Reader {
             referer,
             counters,
         });
+        {
+            let mut g = lock(&READERS);
+            g.1.retain(|w| w.strong_count() > 0);
+            g.1.push(Arc::downgrade(&object.counters));
+        }
         let reader = Reader {
             object,
             policy,
@@ -975,6 +1003,18 @@ async fn vectored(
                 *slot = None;
             }
         }
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        *lock(&self.held) = Held::default();
+        lock(&self.stream).window.clear();
+        let mine = self.object.counters.snapshot(0);
+        let mut g = lock(&READERS);
+        g.0 = sum(&g.0, &mine);
+        let me = Arc::as_ptr(&self.object.counters);
+        g.1.retain(|w| w.as_ptr() != me && w.strong_count() > 0);
     }
 }
 
