@@ -383,3 +383,33 @@ fn an_etag_from_the_caller_that_the_object_no_longer_has_fails_open() {
     assert_eq!(e.kind(), ErrorKind::Io, "{e}");
     assert!(e.message().contains(&key) && e.message().contains("changed"), "{e}");
 }
+
+#[test]
+fn a_read_after_a_failed_get_asks_again_and_a_large_read_is_fetched_in_parallel_blocks() {
+    require_server!();
+    let b = TestBucket::new("reader-retry-read");
+    let key = b.key("again.bin");
+    let bytes = data(12, 6 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let settings = read_settings(proxied(&b)).with("fs.s3a.retry.limit", "0");
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions { policy: Some(ReadPolicy::Random), ..Default::default() }).unwrap();
+    proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "status", "status": 500, "code": "InternalError", "count": 1}));
+    let mut buf = vec![0u8; 3 * MIB + 10];
+    let e = r.read(MIB as u64, &mut buf).expect_err("the only attempt fails");
+    assert!(e.message().contains(&key), "{e}");
+    assert_eq!(r.read(MIB as u64, &mut buf).unwrap(), buf.len(), "the next read asks again");
+    assert_same_bytes(&buf, &bytes[MIB..MIB + buf.len()], "after the failure");
+    // 3 MiB + 10 B in 1 MiB blocks: the read's GETs are 4 ranges of at most a block (the
+    // first attempt's blocks that did arrive are fetched again with the one that failed).
+    let log = gets(&proxy, &key);
+    assert_eq!(log.iter().filter(|e| e.fault.is_some()).count(), 1);
+    let ranges: std::collections::BTreeSet<String> =
+        log.iter().filter(|e| e.fault.is_none()).filter_map(|e| e.header("range").map(str::to_string)).collect();
+    let m = MIB;
+    let expect: std::collections::BTreeSet<String> = [(m, 2 * m - 1), (2 * m, 3 * m - 1), (3 * m, 4 * m - 1), (4 * m, 4 * m + 9)]
+        .iter()
+        .map(|(a, z)| format!("bytes={a}-{z}"))
+        .collect();
+    assert_eq!(ranges, expect);
+}

@@ -733,7 +733,7 @@ impl Reader {
         while done < want {
             let at = position + done as u64;
             if let Some(f) = self.held_at(at) {
-                done += f.copy(&o, at, &mut buf[done..want], interrupted)?;
+                done += f.copy(&o, at, &mut buf[done..want], interrupted).inspect_err(|e| self.forget(&f, e))?;
                 continue;
             }
             let in_window = {
@@ -753,7 +753,7 @@ impl Reader {
                 }
             };
             if let Some(f) = in_window {
-                done += f.copy(&o, at, &mut buf[done..want], interrupted)?;
+                done += f.copy(&o, at, &mut buf[done..want], interrupted).inspect_err(|e| self.forget(&f, e))?;
                 continue;
             }
             add(&o.counters.prefetch_misses, 1);
@@ -762,17 +762,21 @@ impl Reader {
             }
             let sequential = lock(&self.stream).sequential;
             let left = (want - done) as u64;
-            let f = if sequential {
-                let size = o.config.block_size.max(left).min(o.length - at);
-                o.start(at..at + size, GetKind::ReadAhead, o.lease(size, interrupted)?)
+            let (size, kind) = if sequential {
+                (o.config.block_size.max(left).min(o.length - at), GetKind::ReadAhead)
             } else {
-                let size = left.max(o.config.min_read_size).min(o.length - at);
-                o.start(at..at + size, GetKind::Random, o.lease(size, interrupted)?)
+                (left.max(o.config.min_read_size).min(o.length - at), GetKind::Random)
             };
-            let mut st = lock(&self.stream);
-            st.window.push_back(f);
+            // What the caller waits on, in parallel GETs of at most a block each.
+            let mut from = at;
+            while from < at + size {
+                let to = (at + size).min(from + o.config.block_size);
+                let f = o.start(from..to, kind, o.lease(to - from, interrupted)?);
+                lock(&self.stream).window.push_back(f);
+                from = to;
+            }
             if sequential {
-                self.top_up(&mut st, at);
+                self.top_up(&mut lock(&self.stream), at);
             }
         }
         add(&o.counters.bytes_read, done as u64);
@@ -791,6 +795,16 @@ impl Reader {
             self.top_up(&mut st, end);
         }
         Ok(done)
+    }
+
+    /// Let go of a buffer whose GET failed, so that a later read asks again (an interrupt
+    /// leaves it: the GET goes on).
+    fn forget(&self, f: &Fetch, e: &Error) {
+        if e.kind() == ErrorKind::Interrupted {
+            return;
+        }
+        lock(&self.held).fetches.retain(|h| !Arc::ptr_eq(&h.0, &f.0));
+        lock(&self.stream).window.retain(|h| !Arc::ptr_eq(&h.0, &f.0));
     }
 
     /// Start read-ahead GETs of one block each after the window's last, in parallel, until
@@ -829,7 +843,7 @@ impl Reader {
             let at = position + done as u64;
             let found = self.held_at(at).or_else(|| lock(&self.stream).window.iter().find(|f| f.covers(at)).cloned());
             if let Some(f) = found {
-                done += f.copy(o, at, &mut buf[done..want], interrupted)?;
+                done += f.copy(o, at, &mut buf[done..want], interrupted).inspect_err(|e| self.forget(&f, e))?;
                 continue;
             }
             add(&o.counters.prefetch_misses, 1);
