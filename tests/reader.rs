@@ -413,3 +413,41 @@ fn a_read_after_a_failed_get_asks_again_and_a_large_read_is_fetched_in_parallel_
         .collect();
     assert_eq!(ranges, expect);
 }
+
+#[test]
+fn an_expired_token_on_a_get_fetches_the_credentials_again() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    struct Counting(Arc<AtomicUsize>);
+    impl s3native::CredentialSource for Counting {
+        fn fetch(&self) -> s3native::Result<s3native::Credentials> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            let e = common::env();
+            Ok(s3native::Credentials { access_key_id: e.access_key.clone(), secret_access_key: e.secret_key.clone(), session_token: None, expiry: None })
+        }
+        fn describe(&self) -> String {
+            "a counting test source".into()
+        }
+    }
+    require_server!();
+    let b = TestBucket::new("reader-expired");
+    let key = b.key("token.bin");
+    let bytes = data(13, 2 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut settings = Settings::new();
+    for (k, v) in read_settings(proxied(&b)).iter() {
+        if !k.ends_with("access.key") && !k.ends_with("secret.key") {
+            settings.set(k, v);
+        }
+    }
+    let settings = settings.with_credentials(s3native::SharedCredentials::new(Counting(calls.clone())));
+    let r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    let before = calls.load(Ordering::SeqCst);
+    proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "status", "status": 400, "code": "ExpiredToken", "message": "The provided token has expired.", "count": 1}));
+    let mut buf = vec![0u8; 1000];
+    assert_eq!(r.read_at(MIB as u64, &mut buf).unwrap(), 1000);
+    assert_eq!(&buf[..], &bytes[MIB..MIB + 1000]);
+    assert_eq!(calls.load(Ordering::SeqCst), before + 1, "the source was asked again after ExpiredToken");
+}

@@ -45,7 +45,7 @@ use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt, Shared as SharedFuture};
 use futures::StreamExt;
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore};
+use object_store::{GetOptions, GetRange};
 use serde::{Deserialize, Serialize};
 use tokio::runtime::Runtime;
 
@@ -54,6 +54,7 @@ use crate::config::{Settings, WriterConfig};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{self, ReadLease, Store};
 use crate::s3;
+use crate::stats::Recorder;
 
 mod plan;
 mod s3a;
@@ -251,6 +252,8 @@ struct Object {
     etag: String,
     referer: Option<object_store::HeaderValue>,
     counters: Arc<Counters>,
+    /// The requests on the wire (counted into the process-wide figures).
+    recorder: Arc<Recorder>,
 }
 
 impl Object {
@@ -266,10 +269,9 @@ impl Object {
             range: Some(GetRange::Bounded(range.clone())),
             ..Default::default()
         };
-        let fetched = pool::with_referer(self.referer.clone(), async {
-            self.store.s3.get_opts(&self.path, options).await?.bytes().await
-        })
-        .await;
+        let fetched = pool::with_referer(self.referer.clone(), s3::get_object(&self.store, &self.path, options, &self.recorder))
+            .await
+            .map(|(_, bytes)| bytes);
         if fetched.is_err() {
             add(&self.counters.errors, 1);
         }
@@ -573,6 +575,7 @@ impl Reader {
         let rt = pool::apply_process_settings(&config);
         let store = pool::store(&config.store)?;
         let counters = Arc::new(Counters::default());
+        let recorder = Arc::new(Recorder::child_of(pool::global_stats()));
         let describe = format!("s3://{bucket}/{key}");
         let referer = config.audit_referrer.as_deref().and_then(|r| object_store::HeaderValue::from_str(r).ok());
         let (length, etag) = match (options.length, &options.etag) {
@@ -580,14 +583,14 @@ impl Reader {
             _ => {
                 add(&counters.head_requests, 1);
                 let head = GetOptions { head: true, ..Default::default() };
-                let found = pool::block_on(rt, &format!("opening {describe}"), interrupted, {
-                    let store = store.clone();
-                    let path = path.clone();
-                    let referer = referer.clone();
-                    async move { pool::with_referer(referer, async { store.s3.get_opts(&path, head).await }).await }
-                })?;
+                let found = pool::block_on(
+                    rt,
+                    &format!("opening {describe}"),
+                    interrupted,
+                    pool::with_referer(referer.clone(), s3::get_object(&store, &path, head, &recorder)),
+                )?;
                 let meta = match found {
-                    Ok(r) => r.meta,
+                    Ok((meta, _)) => meta,
                     Err(object_store::Error::NotFound { .. }) => {
                         return Err(Error::new(ErrorKind::NotFound, format!("{describe}: no such object")))
                     }
@@ -620,6 +623,7 @@ impl Reader {
             etag,
             referer,
             counters,
+            recorder,
         });
         {
             let mut g = lock(&READERS);
