@@ -535,6 +535,11 @@ impl Drop for VectoredRead {
     }
 }
 
+/// Key endings (of `fs.s3a.*` and `fs.s3a.bucket.<b>.*` keys) that only shape written
+/// objects: [`WriterConfig::resolve`] refuses them as unsupported for writing, but a read
+/// is the same without them.
+const WRITE_ONLY: [&str; 2] = [".acl.default", ".encryption.context"];
+
 /// True for a key whose name says it is a columnar file.
 fn columnar_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
@@ -553,7 +558,8 @@ fn quoted(etag: &str) -> String {
 impl Reader {
     /// Open `s3://bucket/key` for reading, with the endpoint, credentials and read settings of
     /// `settings` (the same keys as [`Writer::open`](crate::Writer::open), plus
-    /// [`crate::config::read`]'s).
+    /// [`crate::config::read`]'s). Settings that only shape written objects
+    /// (`fs.s3a.acl.default`, `fs.s3a.encryption.context`) are ignored here.
     ///
     /// Sends one HEAD unless `options` give both length and ETag, and starts the footer GET
     /// of a columnar read. Errors: [`ErrorKind::NotFound`] naming the key when there is no
@@ -569,6 +575,13 @@ impl Reader {
         if key.is_empty() || key.starts_with('/') {
             return Err(Error::invalid_argument(format!("object key '{key}' must be non-empty without a leading '/'")));
         }
+        // Settings that only shape what is written (a canned ACL, an SSE-KMS encryption
+        // context) do not stop a native read.
+        let mut read_settings: Settings = settings.iter().filter(|(k, _)| !WRITE_ONLY.iter().any(|w| k.ends_with(w))).collect();
+        if let Some(c) = settings.credentials() {
+            read_settings = read_settings.with_credentials(c.clone());
+        }
+        let settings = &read_settings;
         let config = WriterConfig::resolve(settings, bucket)?;
         let read = ReadConfig::resolve(settings, bucket)?;
         let path = s3::object_path(key)?;
