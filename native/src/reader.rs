@@ -780,9 +780,9 @@ impl Reader {
             let sequential = lock(&self.stream).sequential;
             let left = (want - done) as u64;
             let (size, kind) = if sequential {
-                (o.config.block_size.max(left).min(o.length - at), GetKind::ReadAhead)
+                (o.config.block_size.max(left).min(self.fetch_end(at) - at), GetKind::ReadAhead)
             } else {
-                (left.max(o.config.min_read_size).min(o.length - at), GetKind::Random)
+                (left.max(o.config.min_read_size).min(self.fetch_end(at) - at), GetKind::Random)
             };
             // What the caller waits on, in parallel GETs of at most a block each.
             let mut from = at;
@@ -814,6 +814,12 @@ impl Reader {
         Ok(done)
     }
 
+    /// Where a GET from `position` should end at the latest: the object's end, or the start
+    /// of the next buffer held (its bytes are fetched already).
+    fn fetch_end(&self, position: u64) -> u64 {
+        lock(&self.held).fetches.iter().map(|f| f.0.range.start).filter(|s| *s > position).fold(self.object.length, u64::min)
+    }
+
     /// Let go of a buffer whose GET failed, so that a later read asks again (an interrupt
     /// leaves it: the GET goes on).
     fn forget(&self, f: &Fetch, e: &Error) {
@@ -830,7 +836,12 @@ impl Reader {
         let o = &self.object;
         let Some(mut next) = st.window.back().map(|f| f.0.range.end) else { return };
         while next < o.length && next.saturating_sub(at) < st.ahead {
-            let size = o.config.block_size.min(o.length - next);
+            if let Some(h) = self.held_at(next) {
+                // Held already (the footer): the window goes on after it.
+                next = h.0.range.end;
+                continue;
+            }
+            let size = o.config.block_size.min(self.fetch_end(next) - next);
             let Some(lease) = pool::budget().try_read(size) else {
                 add(&o.counters.read_ahead_skipped, 1);
                 return;
