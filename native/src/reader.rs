@@ -1,0 +1,1068 @@
+//! Reading one S3 object: [`Reader`], pinned to one version of the object.
+//!
+//! # What a reader fetches
+//! - Open: the length and ETag come from the caller ([`ReadOptions`], e.g. a file status) or
+//!   from one HEAD. A missing object fails open with [`ErrorKind::NotFound`] naming the key.
+//! - Every GET carries `If-Match: <etag>`: an object overwritten while it is read fails the
+//!   read with [`ErrorKind::Io`] naming the key and saying it changed since open (S3's 412
+//!   `PreconditionFailed`, S3A's `RemoteFileChangedException`), never mixed bytes.
+//! - An object of at most `fs.s3a.native.read.small.object.size` (8 MiB) is fetched whole by
+//!   the first read of any kind.
+//! - A columnar read ([`ReadPolicy::Columnar`], or [`ReadPolicy::Adaptive`] with a `.parquet`
+//!   or `.orc` key) fetches the footer region (the last 1 MiB + 32 KiB) at open.
+//! - Stream reads ([`Reader::read`]) that follow each other are served by parallel ranged
+//!   read-ahead: a window of parallel 8 MiB GETs that doubles (8 MiB to 64 MiB by default)
+//!   with every block read through while the pattern holds;
+//!   a jump ends the pattern and drops the blocks ahead.
+//! - Positioned reads ([`Reader::read_at`]) fetch just what they ask (or serve it from
+//!   buffers already held) and never move the read-ahead window.
+//! - Vectored reads ([`Reader::read_ranges`]) are planned together: ranges closer than the
+//!   hole size share one GET, GETs larger than the maximum request are split, up to
+//!   `vectored.active.reads` are in flight, and each range is delivered as soon as its
+//!   bytes are in ([`VectoredRead`]).
+//!
+//! # Memory
+//! Every byte fetched is held against the process-wide budget the writers use
+//! ([`crate::pool`]): read-ahead only takes what is free without waiting, and while anyone
+//! waits for the budget a reader lets go of the read-ahead beyond the block it reads (it is
+//! the first thing dropped when the budget is short); the bytes a caller waits on block like a
+//! writer's part, with the same no-deadlock rule (a reader holding nothing is always
+//! admitted).
+//!
+//! # Threads
+//! `read` and `unbuffer` take `&mut self`; `read_at`, `read_ranges` and `statistics` take
+//! `&self` and may run from several threads at once. Blocking calls must run on a plain
+//! thread, not on an async runtime; the `*_with` forms poll `interrupted` every 50 ms and
+//! return [`ErrorKind::Interrupted`] when it says true.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures::future::{BoxFuture, FutureExt, Shared as SharedFuture};
+use futures::StreamExt;
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange};
+use serde::{Deserialize, Serialize};
+use tokio::runtime::Runtime;
+
+pub use crate::config::read::{ReadConfig, ReadPolicy};
+use crate::config::{Settings, WriterConfig};
+use crate::error::{Error, ErrorKind, Result};
+use crate::pool::{self, ReadLease, Store};
+use crate::s3;
+use crate::stats::Recorder;
+
+mod plan;
+mod s3a;
+
+pub use s3a::read_iostatistics;
+
+/// What the caller knows of the object and how it will read it. Serialised by name at the
+/// JNI and C boundaries (`{"policy":"COLUMNAR","length":123,"etag":"\"abc\""}`; every
+/// field optional).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReadOptions {
+    /// The read policy; `None`: the settings' (`fs.s3a.native.read.policy`, else
+    /// `fs.s3a.experimental.input.fadvise`, else adaptive).
+    pub policy: Option<ReadPolicy>,
+    /// The object's length in bytes, from a file status or `fs.option.openfile.length`.
+    /// With `etag` as well, open sends no HEAD.
+    pub length: Option<u64>,
+    /// The object's ETag (with or without the double quotes S3 sends). With the length as
+    /// well, open sends no HEAD and every GET is pinned to it; without the length, the HEAD
+    /// must find this ETag (else open fails: the object changed since the caller's status).
+    /// Without it, every GET is pinned to the ETag the HEAD found.
+    pub etag: Option<String>,
+}
+
+/// A reader's figures so far. Serialised by name (the JVM publishes them as IOStatistics
+/// with S3A's `stream_read_*` names where one exists: see [`crate::s3a_stats`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReadStatistics {
+    /// Bytes handed to the caller (stream, positioned and vectored reads).
+    pub bytes_read: u64,
+    /// Stream read calls ([`Reader::read`]).
+    pub read_operations: u64,
+    /// Positioned read calls ([`Reader::read_at`]).
+    pub pread_operations: u64,
+    /// Vectored read calls and the ranges they asked for.
+    pub vectored_operations: u64,
+    pub vectored_ranges: u64,
+    /// Stream reads at another position than the previous one ended at.
+    pub seeks: u64,
+    /// HEAD requests (0 when the caller gave length and ETag).
+    pub head_requests: u64,
+    /// GETs by kind: the whole object, the footer region at open, read-ahead blocks,
+    /// stream reads outside read-ahead (random), positioned reads, vectored reads.
+    pub gets_whole: u64,
+    pub gets_footer: u64,
+    pub gets_read_ahead: u64,
+    pub gets_random: u64,
+    pub gets_pread: u64,
+    pub gets_vectored: u64,
+    /// Bytes received from S3 in GET bodies.
+    pub bytes_fetched: u64,
+    /// Bytes fetched and dropped without being handed to the caller (read-ahead past a
+    /// seek, unbuffer, close, holes of coalesced vectored GETs).
+    pub bytes_discarded: u64,
+    /// Reads served (at least partly) from bytes fetched ahead (whole object, footer,
+    /// read-ahead), and reads that found nothing fetched ahead for them.
+    pub prefetch_hits: u64,
+    pub prefetch_misses: u64,
+    /// Times a caller waited for a GET in flight, and for how long in all (microseconds).
+    pub waits: u64,
+    pub wait_us: u64,
+    /// Times a caller waited for the memory budget, and for how long in all (microseconds).
+    pub budget_waits: u64,
+    pub budget_wait_us: u64,
+    /// Read-ahead blocks not fetched because the budget was short.
+    pub read_ahead_skipped: u64,
+    /// Read-ahead blocks let go (cancelled, or dropped unread) because another reader or a
+    /// writer waited for the budget.
+    pub read_ahead_dropped: u64,
+    /// Of `bytes_discarded`, the bytes of holes fetched by coalesced vectored GETs.
+    pub vectored_bytes_discarded: u64,
+    /// GETs that found the object changed since open (412 to `If-Match`).
+    pub version_mismatches: u64,
+    /// GETs that failed (after the client's retries), mismatches included.
+    pub errors: u64,
+    /// [`Reader::unbuffer`] calls.
+    pub unbuffered: u64,
+    /// Bytes held in buffers now.
+    pub buffered_bytes: u64,
+}
+
+/// The kinds of GET, for the statistics.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GetKind {
+    Whole,
+    Footer,
+    ReadAhead,
+    Random,
+    Pread,
+}
+
+impl GetKind {
+    /// Fetched ahead of any caller asking for these bytes.
+    fn prefetched(self) -> bool {
+        matches!(self, GetKind::Whole | GetKind::Footer | GetKind::ReadAhead)
+    }
+}
+
+/// The counters behind [`ReadStatistics`].
+#[derive(Default)]
+struct Counters {
+    bytes_read: AtomicU64,
+    read_operations: AtomicU64,
+    pread_operations: AtomicU64,
+    vectored_operations: AtomicU64,
+    vectored_ranges: AtomicU64,
+    seeks: AtomicU64,
+    head_requests: AtomicU64,
+    gets_whole: AtomicU64,
+    gets_footer: AtomicU64,
+    gets_read_ahead: AtomicU64,
+    gets_random: AtomicU64,
+    gets_pread: AtomicU64,
+    gets_vectored: AtomicU64,
+    bytes_fetched: AtomicU64,
+    bytes_discarded: AtomicU64,
+    prefetch_hits: AtomicU64,
+    prefetch_misses: AtomicU64,
+    waits: AtomicU64,
+    wait_us: AtomicU64,
+    budget_waits: AtomicU64,
+    budget_wait_us: AtomicU64,
+    read_ahead_skipped: AtomicU64,
+    read_ahead_dropped: AtomicU64,
+    vectored_bytes_discarded: AtomicU64,
+    version_mismatches: AtomicU64,
+    errors: AtomicU64,
+    unbuffered: AtomicU64,
+}
+
+fn add(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Relaxed);
+}
+
+impl Counters {
+    fn get(&self, kind: GetKind) {
+        add(
+            match kind {
+                GetKind::Whole => &self.gets_whole,
+                GetKind::Footer => &self.gets_footer,
+                GetKind::ReadAhead => &self.gets_read_ahead,
+                GetKind::Random => &self.gets_random,
+                GetKind::Pread => &self.gets_pread,
+            },
+            1,
+        );
+    }
+
+    fn snapshot(&self, buffered_bytes: u64) -> ReadStatistics {
+        let l = |c: &AtomicU64| c.load(Relaxed);
+        ReadStatistics {
+            bytes_read: l(&self.bytes_read),
+            read_operations: l(&self.read_operations),
+            pread_operations: l(&self.pread_operations),
+            vectored_operations: l(&self.vectored_operations),
+            vectored_ranges: l(&self.vectored_ranges),
+            seeks: l(&self.seeks),
+            head_requests: l(&self.head_requests),
+            gets_whole: l(&self.gets_whole),
+            gets_footer: l(&self.gets_footer),
+            gets_read_ahead: l(&self.gets_read_ahead),
+            gets_random: l(&self.gets_random),
+            gets_pread: l(&self.gets_pread),
+            gets_vectored: l(&self.gets_vectored),
+            bytes_fetched: l(&self.bytes_fetched),
+            bytes_discarded: l(&self.bytes_discarded),
+            prefetch_hits: l(&self.prefetch_hits),
+            prefetch_misses: l(&self.prefetch_misses),
+            waits: l(&self.waits),
+            wait_us: l(&self.wait_us),
+            budget_waits: l(&self.budget_waits),
+            budget_wait_us: l(&self.budget_wait_us),
+            read_ahead_skipped: l(&self.read_ahead_skipped),
+            read_ahead_dropped: l(&self.read_ahead_dropped),
+            vectored_bytes_discarded: l(&self.vectored_bytes_discarded),
+            version_mismatches: l(&self.version_mismatches),
+            errors: l(&self.errors),
+            unbuffered: l(&self.unbuffered),
+            buffered_bytes,
+        }
+    }
+}
+
+/// What every read of one reader shares: the object, its client and the counters.
+struct Object {
+    bucket: String,
+    key: String,
+    path: Path,
+    store: Arc<Store>,
+    rt: &'static Runtime,
+    config: ReadConfig,
+    length: u64,
+    etag: String,
+    referer: Option<object_store::HeaderValue>,
+    counters: Arc<Counters>,
+    /// The requests on the wire (counted into the process-wide figures).
+    recorder: Arc<Recorder>,
+}
+
+impl Object {
+    fn describe(&self) -> String {
+        format!("s3://{}/{}", self.bucket, self.key)
+    }
+
+    /// One GET of `range`, pinned to the ETag. An object changed since open is S3's 412 to
+    /// `If-Match` (object_store's `Precondition`).
+    async fn get(&self, range: Range<u64>) -> Result<Bytes> {
+        let options = GetOptions {
+            if_match: Some(self.etag.clone()),
+            range: Some(GetRange::Bounded(range.clone())),
+            ..Default::default()
+        };
+        let fetched = pool::with_referer(self.referer.clone(), s3::get_object(&self.store, &self.path, options, &self.recorder))
+            .await
+            .map(|(_, bytes)| bytes);
+        if fetched.is_err() {
+            add(&self.counters.errors, 1);
+        }
+        let bytes = fetched.map_err(|e| match e {
+            object_store::Error::Precondition { .. } => {
+                add(&self.counters.version_mismatches, 1);
+                Error::new(
+                ErrorKind::Io,
+                format!(
+                    "{} changed since it was opened (its ETag is no longer {}): reopen it to read the new version",
+                    self.describe(),
+                    self.etag
+                ),
+            )
+            }
+            object_store::Error::NotFound { .. } => {
+                Error::new(ErrorKind::NotFound, format!("{} was deleted since it was opened", self.describe()))
+            }
+            e => Error::from_store(format_args!("GetObject {} bytes {}-{}", self.describe(), range.start, range.end - 1), &e, &self.store.config.secrets()),
+        })?;
+        add(&self.counters.bytes_fetched, bytes.len() as u64);
+        if bytes.len() as u64 != range.end - range.start {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "GetObject {} bytes {}-{} returned {} bytes: the object is shorter than its length {} at open",
+                    self.describe(),
+                    range.start,
+                    range.end - 1,
+                    bytes.len(),
+                    self.length
+                ),
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// Start a GET of `range` on the runtime, its bytes held by `lease`.
+    fn start(self: &Arc<Self>, range: Range<u64>, kind: GetKind, lease: ReadLease) -> Fetch {
+        self.counters.get(kind);
+        let me = self.clone();
+        let r = range.clone();
+        let task = self.rt.spawn(async move { me.get(r).await });
+        let abort = task.abort_handle();
+        let what = self.describe();
+        let fut = async move {
+            task.await.unwrap_or_else(|_| Err(Error::new(ErrorKind::Io, format!("a GET of {what} was cancelled"))))
+        }
+        .boxed()
+        .shared();
+        Fetch(Arc::new(FetchInner { range, kind, fut, abort, used: AtomicU64::new(0), counters: self.counters.clone(), _lease: lease }))
+    }
+
+    /// Bytes for the caller to wait on, from the budget (see [`pool::MemoryBudget::read`]).
+    fn lease(&self, bytes: u64, interrupted: &dyn Fn() -> bool) -> Result<ReadLease> {
+        let started = Instant::now();
+        let (lease, waited) = pool::budget().read(bytes, &|| {
+            if interrupted() {
+                Err(Error::interrupted("reading"))
+            } else {
+                Ok(())
+            }
+        })?;
+        if waited {
+            add(&self.counters.budget_waits, 1);
+            add(&self.counters.budget_wait_us, started.elapsed().as_micros() as u64);
+        }
+        Ok(lease)
+    }
+}
+
+/// A GET started on the runtime, shared by whoever reads its bytes. Dropping the last copy
+/// cancels it if still running and counts its bytes never read as discarded.
+#[derive(Clone)]
+struct Fetch(Arc<FetchInner>);
+
+struct FetchInner {
+    range: Range<u64>,
+    kind: GetKind,
+    fut: SharedFuture<BoxFuture<'static, Result<Bytes>>>,
+    abort: tokio::task::AbortHandle,
+    /// Bytes handed to callers from it (may count a byte twice).
+    used: AtomicU64,
+    counters: Arc<Counters>,
+    _lease: ReadLease,
+}
+
+impl Drop for FetchInner {
+    fn drop(&mut self) {
+        self.abort.abort();
+        if let Some(Ok(b)) = self.fut.peek() {
+            let len = b.len() as u64;
+            add(&self.counters.bytes_discarded, len - self.used.load(Relaxed).min(len));
+        }
+    }
+}
+
+impl Fetch {
+    fn covers(&self, position: u64) -> bool {
+        self.0.range.contains(&position)
+    }
+
+    fn held(&self) -> u64 {
+        self.0._lease.bytes()
+    }
+
+    /// Copy the bytes from `position` into `buf` (as many as it has), waiting for the GET.
+    fn copy(&self, object: &Object, position: u64, buf: &mut [u8], interrupted: &dyn Fn() -> bool) -> Result<usize> {
+        let bytes = match self.0.fut.peek() {
+            Some(out) => out.clone()?,
+            None => {
+                let started = Instant::now();
+                let out = pool::block_on(object.rt, &format!("reading {}", object.describe()), interrupted, self.0.fut.clone())??;
+                add(&object.counters.waits, 1);
+                add(&object.counters.wait_us, started.elapsed().as_micros() as u64);
+                out
+            }
+        };
+        let from = (position - self.0.range.start) as usize;
+        let n = buf.len().min(bytes.len() - from);
+        buf[..n].copy_from_slice(&bytes[from..from + n]);
+        add(&self.0.used, n as u64);
+        if self.0.kind.prefetched() {
+            add(&object.counters.prefetch_hits, 1);
+        }
+        Ok(n)
+    }
+}
+
+/// Buffers every read kind may use: the whole object, the footer region.
+#[derive(Default)]
+struct Held {
+    fetches: Vec<Fetch>,
+    whole_started: bool,
+}
+
+/// The stream's pattern and its read-ahead window.
+struct Stream {
+    /// Where the last stream read ended.
+    expected: Option<u64>,
+    sequential: bool,
+    /// Bytes to keep fetched or fetching ahead of the position while the pattern holds:
+    /// the block size at first, doubling with every block read through, up to the maximum.
+    ahead: u64,
+    /// Contiguous blocks from the current position on: read-ahead, or the last random GET.
+    window: VecDeque<Fetch>,
+}
+
+/// Readers of this process: the summed figures of those dropped, and the live ones.
+static READERS: std::sync::LazyLock<Mutex<(ReadStatistics, Vec<std::sync::Weak<Counters>>)>> = std::sync::LazyLock::new(Default::default);
+
+/// `a + b`, field by field (every field is a count or a sum), by name.
+fn sum(a: &ReadStatistics, b: &ReadStatistics) -> ReadStatistics {
+    let (Ok(serde_json::Value::Object(mut x)), Ok(serde_json::Value::Object(y))) = (serde_json::to_value(a), serde_json::to_value(b)) else {
+        return a.clone();
+    };
+    for (k, v) in y {
+        let total = x.get(&k).and_then(|t| t.as_u64()).unwrap_or(0).saturating_add(v.as_u64().unwrap_or(0));
+        x.insert(k, total.into());
+    }
+    serde_json::from_value(serde_json::Value::Object(x)).unwrap_or_else(|_| a.clone())
+}
+
+/// Process-wide reader statistics: the sums over every reader of this process so far, open
+/// or dropped (`buffered_bytes` is 0 here: the budget's figures are in
+/// [`crate::global_statistics`]).
+pub fn global_read_statistics() -> ReadStatistics {
+    let g = lock(&READERS);
+    g.1.iter().filter_map(std::sync::Weak::upgrade).fold(g.0.clone(), |acc, c| sum(&acc, &c.snapshot(0)))
+}
+
+/// Reads one object, pinned to the version (ETag) found at open. See the module docs.
+pub struct Reader {
+    object: Arc<Object>,
+    policy: ReadPolicy,
+    held: Mutex<Held>,
+    stream: Mutex<Stream>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // No code panics while holding these locks.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The ranges of one [`Reader::read_ranges`] call, delivered as each completes: iterate (or
+/// call [`VectoredRead::next_with`]) until `None`. Each item is `(index, bytes)`, `index`
+/// the range's position in the request. The bytes stay held against the memory budget
+/// until dropped. Dropping a `VectoredRead` cancels the GETs not yet done.
+pub struct VectoredRead {
+    rx: tokio::sync::mpsc::UnboundedReceiver<(usize, Result<Bytes>)>,
+    count: usize,
+    remaining: usize,
+    object: Arc<Object>,
+    task: Option<tokio::task::AbortHandle>,
+    lease: Arc<Option<ReadLease>>,
+}
+
+/// Delivered bytes with the lease that holds them.
+struct Leased(Bytes, #[allow(dead_code)] Arc<Option<ReadLease>>);
+
+impl AsRef<[u8]> for Leased {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl VectoredRead {
+    /// Ranges asked for.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when no range was asked for.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The next range to complete, blocking until one does; `None` once every range was
+    /// delivered. An error (a GET that failed after retries, an object changed since open)
+    /// is delivered once; the ranges after it are then not delivered.
+    pub fn next_with(&mut self, interrupted: &dyn Fn() -> bool) -> Option<Result<(usize, Bytes)>> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let what = format!("reading ranges of {}", self.object.describe());
+        let got = match pool::block_on(self.object.rt, &what, interrupted, self.rx.recv()) {
+            Err(e) => return Some(Err(e)),
+            Ok(got) => got,
+        };
+        match got {
+            Some((i, Ok(b))) => {
+                self.remaining -= 1;
+                add(&self.object.counters.bytes_read, b.len() as u64);
+                Some(Ok((i, Bytes::from_owner(Leased(b, self.lease.clone())))))
+            }
+            Some((_, Err(e))) => {
+                self.remaining = 0;
+                Some(Err(e))
+            }
+            None => {
+                self.remaining = 0;
+                Some(Err(Error::new(ErrorKind::Io, format!("{what}: the reads stopped"))))
+            }
+        }
+    }
+}
+
+impl Iterator for VectoredRead {
+    type Item = Result<(usize, Bytes)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_with(&|| false)
+    }
+}
+
+impl Drop for VectoredRead {
+    fn drop(&mut self) {
+        if let Some(t) = &self.task {
+            t.abort();
+        }
+    }
+}
+
+/// Key endings (of `fs.s3a.*` and `fs.s3a.bucket.<b>.*` keys) that only shape written
+/// objects: [`WriterConfig::resolve`] refuses them as unsupported for writing, but a read
+/// is the same without them.
+const WRITE_ONLY: [&str; 2] = [".acl.default", ".encryption.context"];
+
+/// True for a key whose name says it is a columnar file.
+fn columnar_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k.ends_with(".parquet") || k.ends_with(".orc")
+}
+
+/// `etag` as S3 sends it, in double quotes.
+fn quoted(etag: &str) -> String {
+    if etag.starts_with('"') || etag.starts_with("W/") {
+        etag.to_string()
+    } else {
+        format!("\"{etag}\"")
+    }
+}
+
+impl Reader {
+    /// Open `s3://bucket/key` for reading, with the endpoint, credentials and read settings of
+    /// `settings` (the same keys as [`Writer::open`](crate::Writer::open), plus
+    /// [`crate::config::read`]'s). Settings that only shape written objects
+    /// (`fs.s3a.acl.default`, `fs.s3a.encryption.context`) are ignored here.
+    ///
+    /// Sends one HEAD unless `options` give both length and ETag, and starts the footer GET
+    /// of a columnar read. Errors: [`ErrorKind::NotFound`] naming the key when there is no
+    /// object; [`ErrorKind::InvalidArgument`] for a bad bucket, key or setting (naming the
+    /// key); [`ErrorKind::Unsupported`] for settings the native reader cannot honour; S3's
+    /// other answers.
+    pub fn open(bucket: &str, key: &str, settings: &Settings, options: ReadOptions) -> Result<Reader> {
+        Reader::open_with(bucket, key, settings, options, &|| false)
+    }
+
+    /// [`Reader::open`], polling `interrupted`.
+    pub fn open_with(bucket: &str, key: &str, settings: &Settings, options: ReadOptions, interrupted: &dyn Fn() -> bool) -> Result<Reader> {
+        if key.is_empty() || key.starts_with('/') {
+            return Err(Error::invalid_argument(format!("object key '{key}' must be non-empty without a leading '/'")));
+        }
+        // Settings that only shape what is written (a canned ACL, an SSE-KMS encryption
+        // context) do not stop a native read.
+        let mut read_settings: Settings = settings.iter().filter(|(k, _)| !WRITE_ONLY.iter().any(|w| k.ends_with(w))).collect();
+        if let Some(c) = settings.credentials() {
+            read_settings = read_settings.with_credentials(c.clone());
+        }
+        let settings = &read_settings;
+        let config = WriterConfig::resolve(settings, bucket)?;
+        let read = ReadConfig::resolve(settings, bucket)?;
+        let path = s3::object_path(key)?;
+        let rt = pool::apply_process_settings(&config);
+        let store = pool::store(&config.store)?;
+        let counters = Arc::new(Counters::default());
+        let recorder = Arc::new(Recorder::child_of(pool::global_stats()));
+        let describe = format!("s3://{bucket}/{key}");
+        let referer = config.audit_referrer.as_deref().and_then(|r| object_store::HeaderValue::from_str(r).ok());
+        let (length, etag) = match (options.length, &options.etag) {
+            (Some(l), Some(e)) => (l, quoted(e)),
+            _ => {
+                add(&counters.head_requests, 1);
+                let head = GetOptions { head: true, ..Default::default() };
+                let found = pool::block_on(
+                    rt,
+                    &format!("opening {describe}"),
+                    interrupted,
+                    pool::with_referer(referer.clone(), s3::get_object(&store, &path, head, &recorder)),
+                )?;
+                let meta = match found {
+                    Ok((meta, _)) => meta,
+                    Err(object_store::Error::NotFound { .. }) => {
+                        return Err(Error::new(ErrorKind::NotFound, format!("{describe}: no such object")))
+                    }
+                    Err(e) => return Err(Error::from_store(format_args!("HeadObject {describe}"), &e, &store.config.secrets())),
+                };
+                let etag = quoted(&meta.e_tag.ok_or_else(|| Error::new(ErrorKind::Io, format!("HeadObject {describe} returned no ETag")))?);
+                if let Some(theirs) = options.etag.as_deref().map(quoted).filter(|e| *e != etag) {
+                    add(&counters.version_mismatches, 1);
+                    return Err(Error::new(
+                        ErrorKind::Io,
+                        format!("{describe} changed since its status was taken (its ETag is {etag}, not {theirs}): reopen it to read the new version"),
+                    ));
+                }
+                (options.length.unwrap_or(meta.size), etag)
+            }
+        };
+        let policy = match options.policy.unwrap_or(read.policy) {
+            ReadPolicy::Adaptive if columnar_key(key) => ReadPolicy::Columnar,
+            p => p,
+        };
+        let ahead = read.block_size;
+        let object = Arc::new(Object {
+            bucket: bucket.to_string(),
+            key: key.to_string(),
+            path,
+            store,
+            rt,
+            config: read,
+            length,
+            etag,
+            referer,
+            counters,
+            recorder,
+        });
+        {
+            let mut g = lock(&READERS);
+            g.1.retain(|w| w.strong_count() > 0);
+            g.1.push(Arc::downgrade(&object.counters));
+        }
+        let reader = Reader {
+            object,
+            policy,
+            held: Mutex::new(Held::default()),
+            stream: Mutex::new(Stream { expected: None, sequential: false, ahead, window: VecDeque::new() }),
+        };
+        let c = &reader.object.config;
+        if policy == ReadPolicy::Columnar && c.footer_size > 0 && length > c.small_object_size && length <= c.footer_max_object_size {
+            let start = length - c.footer_size.min(length);
+            let lease = reader.object.lease(length - start, interrupted)?;
+            let f = reader.object.start(start..length, GetKind::Footer, lease);
+            lock(&reader.held).fetches.push(f);
+        }
+        Ok(reader)
+    }
+
+    /// The bucket read from.
+    pub fn bucket(&self) -> &str {
+        &self.object.bucket
+    }
+
+    /// The object key read from.
+    pub fn key(&self) -> &str {
+        &self.object.key
+    }
+
+    /// The object's length in bytes.
+    pub fn length(&self) -> u64 {
+        self.object.length
+    }
+
+    /// The ETag every GET is pinned to, in double quotes as S3 sends it.
+    pub fn etag(&self) -> &str {
+        &self.object.etag
+    }
+
+    /// The read policy in force (the caller's, the settings', or `Columnar` for a
+    /// `.parquet`/`.orc` key read adaptively).
+    pub fn policy(&self) -> ReadPolicy {
+        self.policy
+    }
+
+    /// A held buffer (whole object, footer) with the byte at `position`.
+    fn held_at(&self, position: u64) -> Option<Fetch> {
+        lock(&self.held).fetches.iter().find(|f| f.covers(position)).cloned()
+    }
+
+    /// The whole object, fetched once, when it is small; else `None`.
+    fn whole(&self, interrupted: &dyn Fn() -> bool) -> Result<Option<Fetch>> {
+        let length = self.object.length;
+        if length == 0 || length > self.object.config.small_object_size {
+            return Ok(None);
+        }
+        {
+            let mut held = lock(&self.held);
+            if held.whole_started {
+                return Ok(None);
+            }
+            held.whole_started = true;
+        }
+        let lease = self.object.lease(length, interrupted)?;
+        let f = self.object.start(0..length, GetKind::Whole, lease);
+        let mut held = lock(&self.held);
+        // The whole object makes any footer buffer redundant.
+        held.fetches = vec![f.clone()];
+        Ok(Some(f))
+    }
+
+    /// Stream read: up to `buf.len()` bytes at `position` into `buf`, filling it unless the
+    /// object ends first; returns the bytes read, 0 at or past the end. Drives sequential
+    /// detection and read-ahead (see the module docs).
+    ///
+    /// Errors: [`ErrorKind::Io`] naming the key when the object changed since open (S3's 412
+    /// to `If-Match`), or a GET failed after retries; [`ErrorKind::NotFound`] when it was
+    /// deleted.
+    pub fn read(&mut self, position: u64, buf: &mut [u8]) -> Result<usize> {
+        self.read_with(position, buf, &|| false)
+    }
+
+    /// [`Reader::read`], polling `interrupted`.
+    pub fn read_with(&mut self, position: u64, buf: &mut [u8], interrupted: &dyn Fn() -> bool) -> Result<usize> {
+        let o = self.object.clone();
+        add(&o.counters.read_operations, 1);
+        if position >= o.length || buf.is_empty() {
+            return Ok(0);
+        }
+        let want = buf.len().min((o.length - position).min(usize::MAX as u64) as usize);
+        let always = matches!(self.policy, ReadPolicy::Sequential | ReadPolicy::WholeFile);
+        {
+            let mut st = lock(&self.stream);
+            match st.expected {
+                Some(e) if e == position => st.sequential |= self.policy != ReadPolicy::Random,
+                Some(_) => {
+                    add(&o.counters.seeks, 1);
+                    st.sequential = always;
+                    st.ahead = o.config.block_size;
+                }
+                None => st.sequential = always || (self.policy == ReadPolicy::Adaptive && position == 0),
+            }
+            if self.policy == ReadPolicy::WholeFile {
+                st.ahead = o.config.ahead_max_size;
+            }
+        }
+        let mut done = 0;
+        while done < want {
+            let at = position + done as u64;
+            if let Some(f) = self.held_at(at) {
+                done += f.copy(&o, at, &mut buf[done..want], interrupted).inspect_err(|e| self.forget(&f, e))?;
+                continue;
+            }
+            let in_window = {
+                let mut st = lock(&self.stream);
+                while st.window.front().is_some_and(|f| f.0.range.end <= at) {
+                    st.window.pop_front();
+                    if st.sequential {
+                        st.ahead = st.ahead.saturating_mul(2).min(o.config.ahead_max_size);
+                    }
+                }
+                match st.window.front() {
+                    Some(f) if f.covers(at) => Some(f.clone()),
+                    _ => {
+                        st.window.clear();
+                        None
+                    }
+                }
+            };
+            if let Some(f) = in_window {
+                done += f.copy(&o, at, &mut buf[done..want], interrupted).inspect_err(|e| self.forget(&f, e))?;
+                continue;
+            }
+            add(&o.counters.prefetch_misses, 1);
+            if self.whole(interrupted)?.is_some() {
+                continue;
+            }
+            let sequential = lock(&self.stream).sequential;
+            let left = (want - done) as u64;
+            let (size, kind) = if sequential {
+                (o.config.block_size.max(left).min(self.fetch_end(at) - at), GetKind::ReadAhead)
+            } else {
+                (left.max(o.config.min_read_size).min(self.fetch_end(at) - at), GetKind::Random)
+            };
+            // What the caller waits on, in parallel GETs of at most a block each.
+            let mut from = at;
+            while from < at + size {
+                let to = (at + size).min(from + o.config.block_size);
+                let f = o.start(from..to, kind, o.lease(to - from, interrupted)?);
+                lock(&self.stream).window.push_back(f);
+                from = to;
+            }
+            if sequential {
+                self.top_up(&mut lock(&self.stream), at);
+            }
+        }
+        add(&o.counters.bytes_read, done as u64);
+        let mut st = lock(&self.stream);
+        let end = position + done as u64;
+        st.expected = Some(end);
+        if pool::budget().short() {
+            // Someone waits for the budget: read-ahead is the first thing given back.
+            let keep = st.window.iter().take_while(|f| f.0.range.start <= end).count().max(1);
+            let dropped = st.window.len().saturating_sub(keep);
+            if dropped > 0 {
+                st.window.truncate(keep);
+                add(&o.counters.read_ahead_dropped, dropped as u64);
+            }
+        } else if st.sequential && !st.window.is_empty() {
+            self.top_up(&mut st, end);
+        }
+        Ok(done)
+    }
+
+    /// Where a GET from `position` should end at the latest: the object's end, or the start
+    /// of the next buffer held (its bytes are fetched already).
+    fn fetch_end(&self, position: u64) -> u64 {
+        lock(&self.held).fetches.iter().map(|f| f.0.range.start).filter(|s| *s > position).fold(self.object.length, u64::min)
+    }
+
+    /// Let go of a buffer whose GET failed, so that a later read asks again (an interrupt
+    /// leaves it: the GET goes on).
+    fn forget(&self, f: &Fetch, e: &Error) {
+        if e.kind() == ErrorKind::Interrupted {
+            return;
+        }
+        lock(&self.held).fetches.retain(|h| !Arc::ptr_eq(&h.0, &f.0));
+        lock(&self.stream).window.retain(|h| !Arc::ptr_eq(&h.0, &f.0));
+    }
+
+    /// Start read-ahead GETs of one block each after the window's last, in parallel, until
+    /// the window reaches `ahead` bytes past `at`, while the budget has the bytes free.
+    fn top_up(&self, st: &mut Stream, at: u64) {
+        let o = &self.object;
+        let Some(mut next) = st.window.back().map(|f| f.0.range.end) else { return };
+        while next < o.length && next.saturating_sub(at) < st.ahead {
+            if let Some(h) = self.held_at(next) {
+                // Held already (the footer): the window goes on after it.
+                next = h.0.range.end;
+                continue;
+            }
+            let size = o.config.block_size.min(self.fetch_end(next) - next);
+            let Some(lease) = pool::budget().try_read(size) else {
+                add(&o.counters.read_ahead_skipped, 1);
+                return;
+            };
+            st.window.push_back(o.start(next..next + size, GetKind::ReadAhead, lease));
+            next += size;
+        }
+    }
+
+    /// Positioned read (pread): as [`Reader::read`], but it never moves or starts the
+    /// read-ahead window; served from bytes already held (whole object, footer, read-ahead
+    /// blocks) where it can, else by one GET of exactly what it asks.
+    pub fn read_at(&self, position: u64, buf: &mut [u8]) -> Result<usize> {
+        self.read_at_with(position, buf, &|| false)
+    }
+
+    /// [`Reader::read_at`], polling `interrupted`.
+    pub fn read_at_with(&self, position: u64, buf: &mut [u8], interrupted: &dyn Fn() -> bool) -> Result<usize> {
+        let o = &self.object;
+        add(&o.counters.pread_operations, 1);
+        if position >= o.length || buf.is_empty() {
+            return Ok(0);
+        }
+        let want = buf.len().min((o.length - position).min(usize::MAX as u64) as usize);
+        let mut done = 0;
+        while done < want {
+            let at = position + done as u64;
+            let found = self.held_at(at).or_else(|| lock(&self.stream).window.iter().find(|f| f.covers(at)).cloned());
+            if let Some(f) = found {
+                done += f.copy(o, at, &mut buf[done..want], interrupted).inspect_err(|e| self.forget(&f, e))?;
+                continue;
+            }
+            add(&o.counters.prefetch_misses, 1);
+            if self.whole(interrupted)?.is_some() {
+                continue;
+            }
+            let end = position + want as u64;
+            let f = o.start(at..end, GetKind::Pread, o.lease(end - at, interrupted)?);
+            done += f.copy(o, at, &mut buf[done..want], interrupted)?;
+        }
+        add(&o.counters.bytes_read, done as u64);
+        Ok(done)
+    }
+
+    /// Vectored read of `ranges` (any order, may overlap; each must end within the object):
+    /// planned and started at once, delivered as each completes (see [`VectoredRead`]).
+    /// Errors: [`ErrorKind::InvalidArgument`] for a range past the end or reversed, naming it.
+    pub fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<VectoredRead> {
+        self.read_ranges_with(ranges, &|| false)
+    }
+
+    /// [`Reader::read_ranges`], polling `interrupted` while it waits for the budget.
+    pub fn read_ranges_with(&self, ranges: &[Range<u64>], interrupted: &dyn Fn() -> bool) -> Result<VectoredRead> {
+        let o = self.object.clone();
+        for (i, r) in ranges.iter().enumerate() {
+            if r.start > r.end || r.end > o.length {
+                return Err(Error::invalid_argument(format!(
+                    "range {i} ({}..{}) of a vectored read of {} is {}",
+                    r.start,
+                    r.end,
+                    o.describe(),
+                    if r.start > r.end { "reversed".to_string() } else { format!("past the end ({} bytes)", o.length) }
+                )));
+            }
+        }
+        add(&o.counters.vectored_operations, 1);
+        add(&o.counters.vectored_ranges, ranges.len() as u64);
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut vr = VectoredRead { rx, count: ranges.len(), remaining: ranges.len(), object: o.clone(), task: None, lease: Arc::new(None) };
+        // Ranges within a buffer held already (or the small object, fetched whole now) are
+        // cut from it; the rest are planned.
+        if !ranges.iter().all(|r| r.is_empty()) {
+            let _ = self.whole(interrupted)?;
+        }
+        let mut from_held = Vec::new();
+        let mut rest = Vec::new();
+        for (i, r) in ranges.iter().enumerate() {
+            match self.held_at(r.start).filter(|f| r.end <= f.0.range.end) {
+                Some(f) if !r.is_empty() => from_held.push((i, r.clone(), f)),
+                _ => rest.push((i, r.clone())),
+            }
+        }
+        let wanted: Vec<Range<u64>> = rest.iter().map(|(_, r)| r.clone()).collect();
+        let p = plan::plan(&wanted, o.config.vectored_hole_size, o.config.vectored_max_request_size);
+        let total: u64 = p.gets.iter().map(|g| g.end - g.start).sum();
+        if total > 0 {
+            vr.lease = Arc::new(Some(o.lease(total, interrupted)?));
+        }
+        add(&o.counters.gets_vectored, p.gets.len() as u64);
+        let active = o.config.vectored_active_reads;
+        let task = o.rt.spawn(vectored(o.clone(), p, rest, from_held, active, tx));
+        vr.task = Some(task.abort_handle());
+        Ok(vr)
+    }
+
+    /// Drop every buffer (read-ahead, whole object, footer) and end the read-ahead pattern,
+    /// keeping the open state (length, ETag): the next read fetches again.
+    pub fn unbuffer(&mut self) {
+        add(&self.object.counters.unbuffered, 1);
+        *lock(&self.held) = Held::default();
+        let mut st = lock(&self.stream);
+        st.window.clear();
+        st.expected = None;
+        st.sequential = false;
+        st.ahead = self.object.config.block_size;
+    }
+
+    /// The reader's figures so far.
+    pub fn statistics(&self) -> ReadStatistics {
+        let held: u64 = lock(&self.held).fetches.iter().map(Fetch::held).sum();
+        let window: u64 = lock(&self.stream).window.iter().map(Fetch::held).sum();
+        self.object.counters.snapshot(held + window)
+    }
+}
+
+/// Run the GETs of a vectored read, `active` at once, and send each range as soon as the
+/// GETs covering it are in; ranges cut from held buffers go first.
+async fn vectored(
+    o: Arc<Object>,
+    p: plan::Plan,
+    ranges: Vec<(usize, Range<u64>)>,
+    from_held: Vec<(usize, Range<u64>, Fetch)>,
+    active: usize,
+    tx: tokio::sync::mpsc::UnboundedSender<(usize, Result<Bytes>)>,
+) {
+    for (i, r, f) in from_held {
+        let out = f.0.fut.clone().await.map(|b| {
+            let from = (r.start - f.0.range.start) as usize;
+            add(&f.0.used, r.end - r.start);
+            b.slice(from..from + (r.end - r.start) as usize)
+        });
+        if f.0.kind.prefetched() {
+            add(&o.counters.prefetch_hits, 1);
+        }
+        let failed = out.is_err();
+        let _ = tx.send((i, out));
+        if failed {
+            return;
+        }
+    }
+    // Empty ranges need no GET.
+    let mut pending: Vec<(usize, Range<u64>, Range<usize>)> = Vec::new();
+    for ((i, r), cover) in ranges.into_iter().zip(p.covers.iter().cloned()) {
+        if cover.is_empty() {
+            let _ = tx.send((i, Ok(Bytes::new())));
+        } else {
+            pending.push((i, r, cover));
+        }
+    }
+    let mut got: Vec<Option<Bytes>> = vec![None; p.gets.len()];
+    let mut gets = futures::stream::iter(p.gets.iter().cloned().enumerate())
+        .map(|(gi, g)| {
+            let o = o.clone();
+            async move { (gi, o.get(g).await) }
+        })
+        .buffer_unordered(active.max(1));
+    let mut used = 0u64;
+    while let Some((gi, out)) = gets.next().await {
+        match out {
+            Ok(b) => got[gi] = Some(b),
+            Err(e) => {
+                let _ = tx.send((usize::MAX, Err(e)));
+                return;
+            }
+        }
+        let mut k = 0;
+        while k < pending.len() {
+            let (i, r, cover) = pending[k].clone();
+            if !cover.clone().all(|g| got[g].is_some()) {
+                k += 1;
+                continue;
+            }
+            pending.swap_remove(k);
+            used += r.end - r.start;
+            let piece = |g: usize| -> Bytes {
+                let (range, b) = (&p.gets[g], got[g].as_ref().expect("checked above"));
+                let from = r.start.max(range.start) - range.start;
+                let to = r.end.min(range.end) - range.start;
+                b.slice(from as usize..to as usize)
+            };
+            let bytes = if cover.len() == 1 {
+                piece(cover.start)
+            } else {
+                let mut all = Vec::with_capacity((r.end - r.start) as usize);
+                for g in cover {
+                    all.extend_from_slice(&piece(g));
+                }
+                Bytes::from(all)
+            };
+            if pending.is_empty() {
+                // Counted before the last range goes out, so the caller sees it with it.
+                let fetched: u64 = p.gets.iter().map(|g| g.end - g.start).sum();
+                add(&o.counters.bytes_discarded, fetched.saturating_sub(used));
+                add(&o.counters.vectored_bytes_discarded, fetched.saturating_sub(used));
+            }
+            let _ = tx.send((i, Ok(bytes)));
+        }
+        // A GET no range still waits on is let go.
+        for (g, slot) in got.iter_mut().enumerate() {
+            if slot.is_some() && !pending.iter().any(|(_, _, c)| c.contains(&g)) {
+                *slot = None;
+            }
+        }
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        *lock(&self.held) = Held::default();
+        lock(&self.stream).window.clear();
+        let mine = self.object.counters.snapshot(0);
+        let mut g = lock(&READERS);
+        g.0 = sum(&g.0, &mine);
+        let me = Arc::as_ptr(&self.object.counters);
+        g.1.retain(|w| w.as_ptr() != me && w.strong_count() > 0);
+    }
+}
+
+// The boundaries hold readers and vectored reads across threads.
+const _: fn() = || {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Reader>();
+    shareable::<VectoredRead>();
+};
