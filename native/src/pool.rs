@@ -819,6 +819,42 @@ static PROCESS: OnceLock<ProcessSettings> = OnceLock::new();
 /// each client's `fs.s3a.connection.maximum`. Sized when the process settings are fixed.
 static CONNECTIONS: OnceLock<Semaphore> = OnceLock::new();
 
+/// Part uploads sending now (holding a connection permit, request under way).
+static SENDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The process's upload connections and their use at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionUse {
+    /// Connections the process runs with (0 before the process settings are fixed).
+    pub connections: usize,
+    /// Part uploads sending now, of every writer.
+    pub sending: usize,
+}
+
+/// The process's connections and how many part uploads are sending now.
+pub fn connection_use() -> ConnectionUse {
+    ConnectionUse {
+        connections: PROCESS.get().map_or(0, |p| p.connections),
+        sending: SENDING.load(std::sync::atomic::Ordering::Relaxed),
+    }
+}
+
+/// Counts one part upload in [`ConnectionUse::sending`] while it lives.
+pub(crate) struct Sending(());
+
+impl Sending {
+    pub(crate) fn start() -> Sending {
+        SENDING.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Sending(())
+    }
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        SENDING.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// The process-wide settings, once fixed.
 pub(crate) fn process_settings() -> Option<ProcessSettings> {
     PROCESS.get().copied()

@@ -293,6 +293,7 @@ impl Shared {
             }
             let started = Instant::now();
             self.stats.queue_wait(started - handed_off);
+            let _sending = pool::Sending::start();
             let sent = self.requests(s3::upload_part(&self.store, &self.path, &id, idx, data, &self.stats)).await;
             self.stats.upload_time(started.elapsed());
             sent.map(Some)
