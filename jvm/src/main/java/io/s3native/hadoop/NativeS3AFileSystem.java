@@ -54,7 +54,7 @@ import io.s3native.UnsupportedSettingException;
  * ACL, ...). {@code fs.s3a.native.fallback=fail} raises {@link UnsupportedSettingException}
  * instead, at create (initialize never fails for it, so reads and listings keep working). A
  * filesystem whose writes are native logs one INFO line at initialize: {@code s3native:
- * native writes for s3a://bucket (memory budget ..., part size ..., N parts in flight)}.
+ * native writes for s3a://bucket (memory budget ..., target ... Gbps, N connections, part size ..., N parts in flight)}.
  *
  * <p>Conditional create (Hadoop 3.5, {@code fs.s3a.create.conditional.enabled}, default true): where S3A
  * would write with {@code If-None-Match: *} (a {@code createNonRecursive} without OVERWRITE in
