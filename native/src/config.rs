@@ -14,9 +14,11 @@
 //! |---|---|---|
 //! | `fs.s3a.native.memory.budget` | process-wide bytes of part buffers, at least 1 MiB (admission: see `pool`); fixed by the process's first writer, no per-bucket form | from the container's memory limit: see [`default_memory_budget`] |
 //! | `fs.s3a.native.jvm.heap.max` | the JVM's maximum heap (`Runtime.maxMemory()`), bytes: the JVM side sets it, for the default budget | none (no JVM) |
-//! | `fs.s3a.native.parts.in.flight` | parts one writer may have uploading at once | `fs.s3a.fast.upload.active.blocks`, else 4 |
+//! | `fs.s3a.native.target.throughput` | process-wide upload throughput to aim for, Gbps (decimal, e.g. `2.5`; more than 0, at most 10,000): sizes the process's connections (see [`connections_for`]); no per-bucket form | 2.5 Gbps per CPU: see [`default_target_throughput_mbps`] |
+//! | `fs.s3a.native.keys.from.defaults` | comma-separated S3A keys whose value comes only from Hadoop's `core-default.xml` (the JVM side sets it from `Configuration.getPropertySources`): such keys count as not set by the user (see [`UserSet`]) | none (every key present is the user's) |
+//! | `fs.s3a.native.parts.in.flight` | parts one writer may have uploading at once | `fs.s3a.fast.upload.active.blocks` when the user set it, else the budget's share: see [`parts_in_flight_for`] |
 //! | `fs.s3a.native.runtime.threads` | worker threads of the process-wide runtime; fixed by the process's first writer, no per-bucket form | CPUs, at least 2 |
-//! | `fs.s3a.native.part.size` | first part size, 5 MiB..5 GiB | `fs.s3a.multipart.size`, else 64 MiB |
+//! | `fs.s3a.native.part.size` | first part size, 5 MiB..5 GiB | `fs.s3a.multipart.size` when the user set it, else 8 MiB ([`NATIVE_PART_SIZE`]) |
 //! | `fs.s3a.native.part.size.fixed` | keep every part the same size (stores such as R2) | false |
 //! | `fs.s3a.native.max.parts` | parts allowed per object, 1..10,000 | 10,000 |
 //! | `fs.s3a.native.checksum` | `none`, `sha256` or `crc64nvme` checksum per part | none |
@@ -35,6 +37,30 @@
 //! `fs.s3a.encryption.key` (and the legacy `fs.s3a.server-side-encryption-algorithm` /
 //! `fs.s3a.server-side-encryption.key`), `fs.s3a.create.storage.class`,
 //! `fs.s3a.object.content.encoding`, `fs.s3a.requester.pays.enabled`.
+//!
+//! # Upload concurrency: the throughput target
+//! Concurrency is not tied to the part size. Per process, the upload *connections* (part
+//! uploads sending at once, all files and buckets together) come from the target and the
+//! budget ([`connections_for`]): `ceil(target / 0.4 Gbps)`, at most one per 5 MiB of budget
+//! (S3's smallest part: more parts than that can never be in flight), at least 1. Per file,
+//! the parts in flight are as many as the budget's share allows, up to every connection
+//! ([`parts_in_flight_for`]), so one large file can use the whole target; many writers share
+//! the connections first come first served (a FIFO semaphore) and the budget by its FIFO
+//! admission (see `pool`). Parts are 8 MiB by default and grow with the file (see
+//! [`part_size_for`]).
+//!
+//! S3A's keys keep their meaning when the user set them: `fs.s3a.multipart.size` (or
+//! `fs.s3a.native.part.size`) is the part size and `fs.s3a.fast.upload.active.blocks` (or
+//! `fs.s3a.native.parts.in.flight`) the parts in flight per file. A key counts as set when
+//! the settings hold it, unless `fs.s3a.native.keys.from.defaults` lists it: the JVM side
+//! lists the keys whose `Configuration.getPropertySources(key)` names only
+//! `core-default.xml`, where hadoop-aws's own defaults (64 MiB, 4 blocks) live ([`UserSet`]).
+//!
+//! Facts used (sources): real S3 gives about 85-90 MB/s (0.7 Gbps) per connection; the AWS
+//! Common Runtime's S3 client sizes its connections from a throughput target at 0.4 Gbps per
+//! connection with 8 MiB parts (`aws-c-s3`, its documented defaults), which is where the
+//! per-connection figure and the part size come from. S3's part limits: 5 MiB..5 GiB, parts
+//! 1..10,000 (AWS S3 user guide, "Amazon S3 multipart upload limits").
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -59,8 +85,23 @@ pub const MIN_PART_SIZE: u64 = 5 * 1024 * 1024;
 pub const MAX_PART_SIZE: u64 = 5 * 1024 * 1024 * 1024;
 /// S3's part number limit.
 pub const MAX_PARTS: u32 = 10_000;
-/// Default first part size: S3A's `fs.s3a.multipart.size` default, 64 MiB.
+/// S3A's `fs.s3a.multipart.size` default, 64 MiB (hadoop-aws `core-default.xml`).
 pub const DEFAULT_PART_SIZE: u64 = 64 * 1024 * 1024;
+/// The first part size when the user set neither `fs.s3a.multipart.size` nor
+/// `fs.s3a.native.part.size`: 8 MiB, the AWS CRT's part size for its throughput target.
+pub const NATIVE_PART_SIZE: u64 = 8 * 1024 * 1024;
+/// The key of the process-wide throughput target, in Gbps.
+pub const TARGET_THROUGHPUT_KEY: &str = "fs.s3a.native.target.throughput";
+/// The key listing S3A keys whose value comes only from Hadoop's `core-default.xml`.
+pub const KEYS_FROM_DEFAULTS_KEY: &str = "fs.s3a.native.keys.from.defaults";
+/// Throughput one connection is counted for: 0.4 Gbps = 400 Mbps (the AWS CRT's figure;
+/// real S3 gives 85-90 MB/s per connection, so this errs towards more connections).
+pub const MBPS_PER_CONNECTION: u64 = 400;
+/// The default target per CPU: 2.5 Gbps (about what one core copies, signs and sends over
+/// TLS), so 2 CPUs aim at 5 Gbps (13 connections).
+pub const DEFAULT_TARGET_MBPS_PER_CPU: u64 = 2_500;
+/// The largest target accepted: 10,000 Gbps.
+pub const MAX_TARGET_MBPS: u64 = 10_000_000;
 /// Default timeout of one HTTP request, body included: 5 minutes (a 64 MiB part at
 /// 0.25 MiB/s).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
@@ -366,8 +407,14 @@ pub struct WriterConfig {
     pub fixed_part_size: bool,
     /// Most parts one object may have.
     pub max_parts: u32,
-    /// Parts one writer may have uploading at once (at least 1).
-    pub parts_in_flight: usize,
+    /// Parts one writer may have uploading at once (at least 1), when the user set it
+    /// (`fs.s3a.native.parts.in.flight`, or `fs.s3a.fast.upload.active.blocks` as the user's:
+    /// module docs); otherwise the budget's share ([`WriterConfig::parts_in_flight_with`]).
+    pub parts_in_flight: Option<usize>,
+    /// The process-wide throughput target in Mbps, when the settings name it
+    /// (`fs.s3a.native.target.throughput`, in Gbps; the process's first writer fixes it; the
+    /// default is [`default_target_throughput_mbps`]).
+    pub target_throughput_mbps: Option<u64>,
     /// Process-wide part buffer bytes, when the settings name it (the process's first
     /// writer fixes it; the default is [`default_memory_budget`]).
     pub memory_budget: Option<u64>,
@@ -456,29 +503,43 @@ impl WriterConfig {
         let max_concurrent_uploads = r.int("connection.maximum", 96, 1, 100_000)? as usize;
 
         let mut warnings = Vec::new();
-        let mut s3a_part = r.size("multipart.size", DEFAULT_PART_SIZE)?;
-        if s3a_part < MIN_PART_SIZE {
-            // S3A's leniency (S3AUtils.getMultipartSizeProperty): below the minimum it warns and
-            // uses 5 MiB. The native key stays strict.
-            warnings.push(format!(
-                "{} must be at least 5 MiB (5,242,880 B); configured value is {s3a_part} B, so 5 MiB is used, as S3A does",
-                r.key("multipart.size")
-            ));
-            s3a_part = MIN_PART_SIZE;
-        }
-        let part_size = match r.str("native.part.size") {
-            Some(_) => r.size("native.part.size", DEFAULT_PART_SIZE)?,
-            None => s3a_part,
-        };
+        // S3A's keys count only when the user set them (module docs); the native keys always.
         let part_key = if r.str("native.part.size").is_some() { "native.part.size" } else { "multipart.size" };
+        let part_size = match r.user_str(part_key) {
+            None => NATIVE_PART_SIZE,
+            Some(_) if part_key == "native.part.size" => r.size(part_key, NATIVE_PART_SIZE)?,
+            Some(_) => {
+                let s3a_part = r.size(part_key, DEFAULT_PART_SIZE)?;
+                if s3a_part < MIN_PART_SIZE {
+                    // S3A's leniency (S3AUtils.getMultipartSizeProperty): below the minimum it
+                    // warns and uses 5 MiB. The native key stays strict.
+                    warnings.push(format!(
+                        "{} must be at least 5 MiB (5,242,880 B); configured value is {s3a_part} B, so 5 MiB is used, as S3A does",
+                        r.key(part_key)
+                    ));
+                    MIN_PART_SIZE
+                } else {
+                    s3a_part
+                }
+            }
+        };
         if !(MIN_PART_SIZE..=MAX_PART_SIZE).contains(&part_size) {
             return Err(Error::invalid_setting(
                 &r.key(part_key),
                 format!("part size {part_size} B is outside S3's limits of 5 MiB (5,242,880 B) to 5 GiB"),
             ));
         }
+        // Checked even when it is only core-default.xml's value.
         let active_blocks = r.int("fast.upload.active.blocks", 4, 1, 1_000_000)?;
-        let parts_in_flight = r.int("native.parts.in.flight", active_blocks, 1, 10_000)? as usize;
+        let parts_in_flight = match (r.str("native.parts.in.flight"), r.user_str("fast.upload.active.blocks")) {
+            (Some(_), _) => Some(r.int("native.parts.in.flight", active_blocks, 1, 10_000)? as usize),
+            (None, Some(_)) => Some(active_blocks.min(10_000) as usize),
+            (None, None) => None,
+        };
+        let target_throughput_mbps = match r.str("native.target.throughput") {
+            None => None,
+            Some(v) => Some(parse_gbps(v).map_err(|why| Error::invalid_setting(&r.key("native.target.throughput"), why))?),
+        };
         r.process_wide_only()?;
 
         Ok(WriterConfig {
@@ -507,6 +568,7 @@ impl WriterConfig {
             fixed_part_size: r.bool("native.part.size.fixed", false)?,
             max_parts: r.int("native.max.parts", MAX_PARTS as i64, 1, MAX_PARTS as i64)? as u32,
             parts_in_flight,
+            target_throughput_mbps,
             memory_budget: match r.str("native.memory.budget") {
                 None => None,
                 Some(_) => match r.size("native.memory.budget", DEFAULT_MEMORY_BUDGET)? {
@@ -543,6 +605,19 @@ impl WriterConfig {
         part_size_for(self.part_size, self.fixed_part_size, part_number)
     }
 
+    /// The throughput target these settings ask for, Mbps: the named one, else the default
+    /// ([`default_target_throughput_mbps`]).
+    pub fn target_throughput_or_default(&self) -> u64 {
+        self.target_throughput_mbps.unwrap_or_else(default_target_throughput_mbps)
+    }
+
+    /// Parts one writer of these settings may have in flight in a process of `connections`
+    /// connections and a budget of `budget` bytes: the user's value, else
+    /// [`parts_in_flight_for`] of the first part's size.
+    pub fn parts_in_flight_with(&self, connections: usize, budget: u64) -> usize {
+        self.parts_in_flight.unwrap_or_else(|| parts_in_flight_for(connections, budget, self.part_size))
+    }
+
     /// The memory budget these settings ask for: the named one, else the default
     /// ([`default_memory_budget`]).
     pub fn memory_budget_or_default(&self) -> u64 {
@@ -556,8 +631,79 @@ pub fn default_runtime_threads() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(2)
 }
 
+/// The throughput target when `fs.s3a.native.target.throughput` is not set, in Mbps:
+/// [`DEFAULT_TARGET_MBPS_PER_CPU`] per CPU available to the process (Rust's
+/// `available_parallelism`, which heeds cgroup CPU quotas), at least 2 CPUs' worth: 5 Gbps on
+/// 2 CPUs, 40 Gbps on 16.
+pub fn default_target_throughput_mbps() -> u64 {
+    default_runtime_threads() as u64 * DEFAULT_TARGET_MBPS_PER_CPU
+}
+
+/// The process's upload connections for a target of `target_mbps` and a budget of `budget`
+/// bytes: `ceil(target / 0.4 Gbps)`, at most one per 5 MiB of budget (more parts than that
+/// never fit in it), at least 1. E.g. 5 Gbps and 1 GiB: 13; 5 Gbps and 20 MiB: 4.
+pub fn connections_for(target_mbps: u64, budget: u64) -> usize {
+    let wanted = target_mbps.div_ceil(MBPS_PER_CONNECTION);
+    wanted.min(budget / MIN_PART_SIZE).max(1) as usize
+}
+
+/// Parts one file may have in flight when the user set neither
+/// `fs.s3a.fast.upload.active.blocks` nor `fs.s3a.native.parts.in.flight`: every one of the
+/// process's `connections`, as far as the budget holds them with one part of `part_size`
+/// being filled besides (`budget / part_size - 1`), at least 1.
+pub fn parts_in_flight_for(connections: usize, budget: u64, part_size: u64) -> usize {
+    let fits = (budget / part_size.max(1)).saturating_sub(1) as usize;
+    connections.min(fits).max(1)
+}
+
+/// Parse a throughput in Gbps (a decimal number such as `10` or `2.5`, at most 3 decimals)
+/// into Mbps.
+pub fn parse_gbps(v: &str) -> std::result::Result<u64, String> {
+    let v = v.trim();
+    let bad = || format!("'{v}' is not a throughput in Gbps (a number such as 10 or 2.5, more than 0, at most 10000)");
+    let (whole, frac) = v.split_once('.').unwrap_or((v, ""));
+    if whole.is_empty() && frac.is_empty()
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 3
+        || whole.len() > 6
+    {
+        return Err(bad());
+    }
+    let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| bad())? };
+    let frac: u64 = if frac.is_empty() { 0 } else { format!("{frac:0<3}").parse().map_err(|_| bad())? };
+    let mbps = whole * 1000 + frac;
+    if mbps == 0 || mbps > MAX_TARGET_MBPS {
+        return Err(bad());
+    }
+    Ok(mbps)
+}
+
+/// Which keys the user set: a key counts as set when the settings hold it (for the bucket
+/// or globally), unless [`KEYS_FROM_DEFAULTS_KEY`] lists it (its value is only Hadoop's
+/// `core-default.xml` default, which the JVM side reads from
+/// `Configuration.getPropertySources`).
+pub struct UserSet<'a> {
+    from_defaults: Vec<&'a str>,
+}
+
+impl<'a> UserSet<'a> {
+    fn of(settings: &'a Settings) -> Self {
+        let from_defaults = settings
+            .get_raw(KEYS_FROM_DEFAULTS_KEY)
+            .map(|v| v.split(',').map(str::trim).filter(|k| !k.is_empty()).collect())
+            .unwrap_or_default();
+        UserSet { from_defaults }
+    }
+
+    /// True when the key `key` (full name) counts as the user's.
+    pub fn is_defaulted(&self, key: &str) -> bool {
+        self.from_defaults.contains(&key)
+    }
+}
+
 /// Settings that hold for the whole process (see `pool`), so they have no per-bucket form.
-const PROCESS_WIDE: [&str; 2] = ["native.memory.budget", "native.runtime.threads"];
+const PROCESS_WIDE: [&str; 3] = ["native.memory.budget", "native.runtime.threads", "native.target.throughput"];
 
 /// Size of part `part_number` (1-based) for a first part size of `base` bytes.
 ///
@@ -621,6 +767,14 @@ impl Reader<'_> {
 
     fn key(&self, rest: &str) -> String {
         self.settings.key_for(self.bucket, rest)
+    }
+
+    /// [`Reader::str`] when the user set the key (see [`UserSet`]): a per-bucket value always
+    /// counts; `fs.s3a.<rest>` unless `fs.s3a.native.keys.from.defaults` lists it.
+    fn user_str(&self, rest: &str) -> Option<&str> {
+        let key = self.key(rest);
+        let v = self.str(rest)?;
+        (!UserSet::of(self.settings).is_defaulted(&key)).then_some(v)
     }
 
     /// Like [`Reader::str`], but a key set to a blank value is `Some("")`.
@@ -883,7 +1037,7 @@ mod tests {
 
     #[test]
     fn grown_parts_hold_a_terabyte_within_ten_thousand_parts() {
-        for base in [MIN_PART_SIZE, DEFAULT_PART_SIZE] {
+        for base in [MIN_PART_SIZE, NATIVE_PART_SIZE, DEFAULT_PART_SIZE] {
             let total: u64 = (1..=MAX_PARTS).map(|n| part_size_for(base, false, n)).sum();
             assert!(total >= 1 << 40, "base {base}: only {total} B in 10,000 parts");
             assert!((1..=MAX_PARTS).all(|n| part_size_for(base, false, n) <= MAX_PART_SIZE));
@@ -906,6 +1060,9 @@ mod tests {
             ("fs.s3a.native.request.timeout", "5 fortnights"),
             ("fs.s3a.native.max.parts", "10001"),
             ("fs.s3a.native.memory.budget", "1000"),
+            ("fs.s3a.native.target.throughput", "fast"),
+            ("fs.s3a.native.target.throughput", "0"),
+            ("fs.s3a.native.target.throughput", "-5"),
         ];
         for (k, v) in cases {
             let e = WriterConfig::resolve(&base().with(k, v), "b1b").unwrap_err();
@@ -995,5 +1152,91 @@ mod tests {
         assert_eq!(named.memory_budget_or_default(), 200 * MIB, "a named budget wins");
         let e = WriterConfig::resolve(&base().with(JVM_HEAP_MAX_KEY, "lots"), "b1b").unwrap_err();
         assert_eq!(e.setting(), Some(JVM_HEAP_MAX_KEY));
+    }
+
+    #[test]
+    fn throughput_targets_are_gbps_with_up_to_three_decimals() {
+        assert_eq!(parse_gbps("10"), Ok(10_000));
+        assert_eq!(parse_gbps(" 2.5 "), Ok(2_500));
+        assert_eq!(parse_gbps("0.4"), Ok(400));
+        assert_eq!(parse_gbps(".125"), Ok(125));
+        assert_eq!(parse_gbps("10000"), Ok(MAX_TARGET_MBPS));
+        for bad in ["", ".", "0", "0.000", "1.2345", "10001", "1e3", "5Gbps", "-1", "1,5", "999999999"] {
+            let e = parse_gbps(bad).unwrap_err();
+            assert!(e.contains("Gbps"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_invalid_target_is_an_invalid_setting_naming_its_key() {
+        for (key, v) in [(TARGET_THROUGHPUT_KEY, "lots"), ("fs.s3a.bucket.b1b.native.target.throughput", "5")] {
+            let e = WriterConfig::resolve(&base().with(key, v), "b1b").unwrap_err();
+            assert_eq!(e.kind(), crate::error::ErrorKind::InvalidArgument, "{e}");
+            assert_eq!(e.setting(), Some(key), "{e}");
+        }
+        let c = WriterConfig::resolve(&base().with(TARGET_THROUGHPUT_KEY, "7.5"), "b1b").unwrap();
+        assert_eq!((c.target_throughput_mbps, c.target_throughput_or_default()), (Some(7_500), 7_500));
+        assert_eq!(WriterConfig::resolve(&base(), "b1b").unwrap().target_throughput_or_default(), default_target_throughput_mbps());
+    }
+
+    #[test]
+    fn connections_come_from_the_target_within_the_budget() {
+        // ceil(target / 0.4 Gbps).
+        assert_eq!(connections_for(5_000, GIB), 13);
+        assert_eq!(connections_for(10_000, GIB), 25);
+        assert_eq!(connections_for(400, GIB), 1);
+        assert_eq!(connections_for(1, GIB), 1);
+        // At most one per 5 MiB of budget, at least one.
+        assert_eq!(connections_for(100_000, GIB), 204);
+        assert_eq!(connections_for(5_000, 20 * MIB), 4);
+        assert_eq!(connections_for(5_000, MIB), 1);
+        // The default target: 2.5 Gbps a CPU, at least two CPUs' worth.
+        assert_eq!(default_target_throughput_mbps(), default_runtime_threads() as u64 * 2_500);
+        assert!(default_target_throughput_mbps() >= 5_000);
+    }
+
+    #[test]
+    fn one_file_may_use_every_connection_the_budget_holds() {
+        // A 1 GiB budget holds 13 parts of 8 MiB in flight beside one filling.
+        assert_eq!(parts_in_flight_for(13, GIB, NATIVE_PART_SIZE), 13);
+        // 64 MiB parts in a 256 MiB budget: three in flight, one filling.
+        assert_eq!(parts_in_flight_for(13, 256 * MIB, DEFAULT_PART_SIZE), 3);
+        // Never below one, even when one part is larger than the budget.
+        assert_eq!(parts_in_flight_for(13, MIB, DEFAULT_PART_SIZE), 1);
+        assert_eq!(parts_in_flight_for(1, GIB, MIN_PART_SIZE), 1);
+    }
+
+    #[test]
+    fn s3as_keys_count_only_when_the_user_set_them() {
+        let from_defaults = "fs.s3a.multipart.size, fs.s3a.fast.upload.active.blocks";
+        // hadoop-aws's core-default.xml values, listed as such: the native defaults apply.
+        let defaults = base()
+            .with("fs.s3a.multipart.size", "64M")
+            .with("fs.s3a.fast.upload.active.blocks", "4")
+            .with(KEYS_FROM_DEFAULTS_KEY, from_defaults);
+        let c = WriterConfig::resolve(&defaults, "b1b").unwrap();
+        assert_eq!((c.part_size, c.parts_in_flight), (NATIVE_PART_SIZE, None));
+        assert_eq!(c.parts_in_flight_with(13, GIB), 13);
+        // The same values not listed are the user's (the Rust API, core-site.xml, the job).
+        let user = base().with("fs.s3a.multipart.size", "64M").with("fs.s3a.fast.upload.active.blocks", "4");
+        let c = WriterConfig::resolve(&user, "b1b").unwrap();
+        assert_eq!((c.part_size, c.parts_in_flight), (DEFAULT_PART_SIZE, Some(4)));
+        assert_eq!(c.parts_in_flight_with(13, GIB), 4);
+        // One listed, one not.
+        let mixed = user.clone().with(KEYS_FROM_DEFAULTS_KEY, "fs.s3a.fast.upload.active.blocks");
+        let c = WriterConfig::resolve(&mixed, "b1b").unwrap();
+        assert_eq!((c.part_size, c.parts_in_flight), (DEFAULT_PART_SIZE, None));
+        // A per-bucket value is always the user's; the native keys too.
+        let per_bucket = defaults.clone().with("fs.s3a.bucket.b1b.multipart.size", "16M");
+        assert_eq!(WriterConfig::resolve(&per_bucket, "b1b").unwrap().part_size, 16 * MIB);
+        let native = defaults.clone().with("fs.s3a.native.part.size", "32M").with("fs.s3a.native.parts.in.flight", "9");
+        let c = WriterConfig::resolve(&native, "b1b").unwrap();
+        assert_eq!((c.part_size, c.parts_in_flight), (32 * MIB, Some(9)));
+        // A core-default value is still checked.
+        let bad = defaults.with("fs.s3a.fast.upload.active.blocks", "none");
+        assert_eq!(WriterConfig::resolve(&bad, "b1b").unwrap_err().setting(), Some("fs.s3a.fast.upload.active.blocks"));
+        // Nothing set at all: the native defaults.
+        let c = WriterConfig::resolve(&base(), "b1b").unwrap();
+        assert_eq!((c.part_size, c.parts_in_flight), (NATIVE_PART_SIZE, None));
     }
 }

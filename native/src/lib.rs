@@ -137,8 +137,17 @@ pub struct EffectiveSettings {
     pub part_size: u64,
     pub fixed_part_size: bool,
     pub max_parts: u32,
-    /// Parts one writer may have uploading at once.
+    /// Parts one writer may have uploading at once: the user's `fs.s3a.fast.upload.active.blocks`
+    /// (or `fs.s3a.native.parts.in.flight`), else the budget's share of `connections`
+    /// ([`config::parts_in_flight_for`]).
     pub parts_in_flight: usize,
+    /// The process-wide upload throughput target in Mbps (`fs.s3a.native.target.throughput`,
+    /// set in Gbps; default [`config::default_target_throughput_mbps`]): what this process
+    /// already runs with, else what these settings would fix.
+    pub target_throughput_mbps: u64,
+    /// Part uploads sending at once in the whole process, from the target and the budget
+    /// ([`config::connections_for`]).
+    pub connections: usize,
     /// Timeout of one HTTP request, body included.
     pub request_timeout_ms: u64,
     /// Retries of one request (`fs.s3a.retry.limit`).
@@ -154,9 +163,7 @@ pub struct EffectiveSettings {
 
 impl EffectiveSettings {
     fn of(c: &WriterConfig) -> Self {
-        let (memory_budget, runtime_threads) = pool::process_settings().unwrap_or_else(|| {
-            (c.memory_budget_or_default(), c.runtime_threads.unwrap_or_else(config::default_runtime_threads))
-        });
+        let process = pool::process_settings().unwrap_or_else(|| pool::ProcessSettings::of(c));
         let s = &c.store;
         let credentials = match (&s.credentials, &s.default_chain) {
             (Some(source), _) => format!("source: {}", source.describe()),
@@ -164,12 +171,14 @@ impl EffectiveSettings {
             (None, None) => "static keys".to_string(),
         };
         EffectiveSettings {
-            memory_budget,
-            runtime_threads,
+            memory_budget: process.memory_budget,
+            runtime_threads: process.runtime_threads,
+            target_throughput_mbps: process.target_throughput_mbps,
+            connections: process.connections,
             part_size: c.part_size,
             fixed_part_size: c.fixed_part_size,
             max_parts: c.max_parts,
-            parts_in_flight: c.parts_in_flight,
+            parts_in_flight: c.parts_in_flight_with(process.connections, process.memory_budget),
             request_timeout_ms: s.request_timeout.as_millis().min(u64::MAX as u128) as u64,
             max_retries: s.max_retries,
             max_concurrent_uploads: s.max_concurrent_uploads,

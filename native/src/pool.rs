@@ -2,10 +2,22 @@
 //! process-wide statistics.
 //!
 //! # Process-wide settings
-//! `fs.s3a.native.memory.budget` and `fs.s3a.native.runtime.threads` hold for the whole
-//! process: the first writer (or `complete`/`abort` call) of the process fixes them, from
-//! its settings or the defaults. A later caller naming another value keeps the fixed one
-//! and gets one WARN line on standard error per key and value.
+//! `fs.s3a.native.memory.budget`, `fs.s3a.native.runtime.threads` and
+//! `fs.s3a.native.target.throughput` hold for the whole process: the first writer (or
+//! `complete`/`abort` call) of the process fixes them, from its settings or the defaults. A
+//! later caller naming another value keeps the fixed one and gets one WARN line on standard
+//! error per key and value.
+//!
+//! # Connections
+//! The target and the budget fix the process's upload connections
+//! ([`config::connections_for`]): a fair (FIFO) semaphore whose permit every part upload,
+//! of any writer and bucket, holds while it sends (single PUTs, Complete and the magic files
+//! do not take one). Per file, the parts in flight default to the budget's share of those
+//! connections ([`config::parts_in_flight_for`]), so one large file can keep every
+//! connection busy while many writers share them in arrival order. A part waiting for a
+//! permit is already *uploading* in the budget's terms (its bytes come back without any
+//! caller): permits are held only by requests sending, which end (timeouts, bounded retries),
+//! so the deadlock analysis below holds unchanged.
 //!
 //! # Memory budget
 //! A part buffer is a list of [`BUDGET_STEP`] (1 MiB) chunks. It takes its chunks from one
@@ -35,7 +47,9 @@
 //! which the runtime finishes without callers (every request ends: timeouts and a bounded
 //! number of retries), and (b) parts being filled, which need their holder thread to go on
 //! writing or to close (which uploads the part) or abort (which drops it).
-//! - Uploading > 0: the wait ends when an upload ends.
+//! - Uploading > 0: the wait ends when an upload ends (a part queued for a connection
+//!   permit gets one when a sending part ends, since every permit holder is a request that
+//!   ends; the FIFO semaphore lets no part wait forever).
 //! - Uploading = 0 and some holder thread is not waiting for the budget: that thread is
 //!   copying bytes, waiting for its own parts in flight (then uploading > 0), or in the
 //!   caller's code; it comes back to write, close or abort, which either joins the queue
@@ -923,34 +937,101 @@ impl HttpService for CountingService {
 // Process-wide settings
 
 /// The values the first caller of the process fixed.
-struct ProcessSettings {
-    memory_budget: u64,
-    runtime_threads: usize,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcessSettings {
+    pub memory_budget: u64,
+    pub runtime_threads: usize,
+    /// The throughput target, Mbps (`fs.s3a.native.target.throughput` is in Gbps).
+    pub target_throughput_mbps: u64,
+    /// Part uploads sending at once in the whole process: [`config::connections_for`] of the
+    /// target and the budget.
+    pub connections: usize,
+}
+
+impl ProcessSettings {
+    /// What `config` would fix as the process's first caller.
+    pub(crate) fn of(config: &WriterConfig) -> Self {
+        let memory_budget = config.memory_budget_or_default();
+        let target_throughput_mbps = config.target_throughput_or_default();
+        ProcessSettings {
+            memory_budget,
+            runtime_threads: config.runtime_threads.unwrap_or_else(config::default_runtime_threads),
+            target_throughput_mbps,
+            connections: config::connections_for(target_throughput_mbps, memory_budget),
+        }
+    }
 }
 
 static PROCESS: OnceLock<ProcessSettings> = OnceLock::new();
 
-/// The memory budget and runtime threads this process runs with, once fixed.
-pub(crate) fn process_settings() -> Option<(u64, usize)> {
-    PROCESS.get().map(|p| (p.memory_budget, p.runtime_threads))
+/// The process's upload connections: part uploads of every writer and bucket take one
+/// permit each while sending (tokio's semaphore is fair: first come, first served), on top of
+/// each client's `fs.s3a.connection.maximum`. Sized when the process settings are fixed.
+static CONNECTIONS: OnceLock<Semaphore> = OnceLock::new();
+
+/// Part uploads sending now (holding a connection permit, request under way).
+static SENDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The process's upload connections and their use at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionUse {
+    /// Connections the process runs with (0 before the process settings are fixed).
+    pub connections: usize,
+    /// Part uploads sending now, of every writer.
+    pub sending: usize,
+}
+
+/// The process's connections and how many part uploads are sending now.
+pub fn connection_use() -> ConnectionUse {
+    ConnectionUse {
+        connections: PROCESS.get().map_or(0, |p| p.connections),
+        sending: SENDING.load(std::sync::atomic::Ordering::Relaxed),
+    }
+}
+
+/// Counts one part upload in [`ConnectionUse::sending`] while it lives.
+pub(crate) struct Sending(());
+
+impl Sending {
+    pub(crate) fn start() -> Sending {
+        SENDING.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Sending(())
+    }
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        SENDING.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The process-wide settings, once fixed.
+pub(crate) fn process_settings() -> Option<ProcessSettings> {
+    PROCESS.get().copied()
+}
+
+/// The process-wide connection permits (see [`CONNECTIONS`]); fixed with the process settings.
+pub(crate) fn connections() -> &'static Semaphore {
+    CONNECTIONS.get_or_init(|| Semaphore::new(PROCESS.get().map_or(1, |p| p.connections)))
 }
 
 /// Fix the process-wide settings on first use (see the module docs) and return the runtime.
 /// A later `config` naming other values keeps the fixed ones, with one WARN per key and value.
 pub(crate) fn apply_process_settings(config: &WriterConfig) -> &'static Runtime {
     let fixed = PROCESS.get_or_init(|| {
-        let fixed = ProcessSettings {
-            memory_budget: config.memory_budget_or_default(),
-            runtime_threads: config.runtime_threads.unwrap_or_else(config::default_runtime_threads),
-        };
+        let fixed = ProcessSettings::of(config);
         budget().set_capacity(fixed.memory_budget);
         fixed
     });
+    connections();
     if let Some(b) = config.memory_budget.filter(|b| *b != fixed.memory_budget) {
         warn_ignored("fs.s3a.native.memory.budget", b, fixed.memory_budget);
     }
     if let Some(t) = config.runtime_threads.filter(|t| *t != fixed.runtime_threads) {
         warn_ignored("fs.s3a.native.runtime.threads", t as u64, fixed.runtime_threads as u64);
+    }
+    if let Some(t) = config.target_throughput_mbps.filter(|t| *t != fixed.target_throughput_mbps) {
+        warn_ignored("fs.s3a.native.target.throughput (Mbps)", t, fixed.target_throughput_mbps);
     }
     runtime(fixed.runtime_threads)
 }

@@ -6,8 +6,10 @@
 //! A full buffer is *frozen* when the next byte arrives (so data that exactly fills the
 //! first part is still one PUT): it gets the next part number, its chunks become one
 //! immutable payload (each chunk a [`Bytes`] that gives its memory back when the last copy
-//! is dropped), and an upload task on the shared runtime sends it; the caller goes on at once unless the writer already has its maximum
-//! of parts in flight. The multipart upload is created by the first part task; the other
+//! is dropped), and an upload task on the shared runtime sends it once it holds one of the
+//! process's connections (see [`pool`]); the caller goes on at once unless the writer already
+//! has its maximum of parts in flight (the user's `fs.s3a.fast.upload.active.blocks`, else
+//! the budget's share of the connections: [`crate::config`]). The multipart upload is created by the first part task; the other
 //! part tasks wait for its upload id.
 //!
 //! # States
@@ -271,19 +273,27 @@ impl Shared {
         // upload is never cut off (the abort must see the upload id of an upload S3 created),
         // and a part already sending is let finish, so the abort comes after it
         // (reference/s3-rules.md: a part still arriving after the abort could stay stored).
+        // Two fair (FIFO) permits: the client's (`fs.s3a.connection.maximum`) and one of the
+        // process's connections (the throughput target's, see `pool`).
         let slot = tokio::select! {
-            slot = self.store.upload_slots.acquire() => Some(slot),
+            slot = async {
+                let client = self.store.upload_slots.acquire().await;
+                let connection = pool::connections().acquire().await;
+                (client, connection)
+            } => Some(slot),
             _ = discard.wait_for(|d| *d) => None,
         };
         let outcome = async {
-            let Some(slot) = slot else { return Ok(None) };
+            let Some((slot, connection)) = slot else { return Ok(None) };
             let _slot = slot.map_err(|_| Error::state("client closed"))?;
+            let _connection = connection.map_err(|_| Error::state("connections closed"))?;
             let id = self.upload_id().await?;
             if self.discarding() {
                 return Ok(None);
             }
             let started = Instant::now();
             self.stats.queue_wait(started - handed_off);
+            let _sending = pool::Sending::start();
             let sent = self.requests(s3::upload_part(&self.store, &self.path, &id, idx, data, &self.stats)).await;
             self.stats.upload_time(started.elapsed());
             sent.map(Some)
@@ -406,6 +416,9 @@ pub struct Writer {
     registration: u64,
     /// For a magic file: its marker and `.pending` are written on close.
     magic: Option<(MagicFile, String)>,
+    /// Parts this writer may have in flight: the user's value, else the budget's share of
+    /// the process's connections ([`WriterConfig::parts_in_flight_with`]).
+    parts_in_flight: usize,
 }
 
 /// Aborts a writer's upload from any thread; see [`Writer::abort_handle`].
@@ -494,7 +507,9 @@ impl Writer {
         });
         pool::global_stats().writer_opened();
         let registration = register_open(&shared);
-        Ok(Writer { shared, config, mode, buffer: None, parts_sliced: 0, length: 0, registration, magic })
+        let process = pool::process_settings().expect("fixed by apply_process_settings");
+        let parts_in_flight = config.parts_in_flight_with(process.connections, process.memory_budget);
+        Ok(Writer { shared, config, mode, buffer: None, parts_sliced: 0, length: 0, registration, magic, parts_in_flight })
     }
 
     /// The bucket written to.
@@ -648,7 +663,7 @@ impl Writer {
     /// Number the buffer as the next part and hand it to an upload task, first waiting while
     /// the writer has its maximum of parts in flight.
     fn hand_off(&mut self, buffer: PartBuffer, interrupted: &dyn Fn() -> bool) -> Result<()> {
-        let cap = self.config.parts_in_flight;
+        let cap = self.parts_in_flight;
         if *self.shared.in_flight.borrow() >= cap {
             let start = Instant::now();
             let shared = self.shared.clone();

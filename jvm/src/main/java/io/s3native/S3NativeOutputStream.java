@@ -466,7 +466,8 @@ public final class S3NativeOutputStream extends OutputStream {
     public static final class SettingsCheck {
         /** The names of {@link #effective()}, as the native library sends them. */
         public static final java.util.List<String> EFFECTIVE_NAMES = java.util.List.of("memory_budget", "runtime_threads",
-                "part_size", "fixed_part_size", "max_parts", "parts_in_flight", "request_timeout_ms", "max_retries",
+                "part_size", "fixed_part_size", "max_parts", "parts_in_flight", "target_throughput_mbps", "connections",
+                "request_timeout_ms", "max_retries",
                 "max_concurrent_uploads", "endpoint", "region", "credentials");
 
         private final java.util.List<String> warnings;
@@ -486,7 +487,8 @@ public final class S3NativeOutputStream extends OutputStream {
         /**
          * The effective values by the native writer's names: {@code memory_budget},
          * {@code part_size} (bytes, Long), {@code fixed_part_size} (Boolean), {@code max_parts},
-         * {@code parts_in_flight}, {@code runtime_threads}, {@code request_timeout_ms},
+         * {@code parts_in_flight}, {@code target_throughput_mbps}, {@code connections},
+         * {@code runtime_threads}, {@code request_timeout_ms},
          * {@code max_retries}, {@code max_concurrent_uploads} (Long), {@code endpoint} (String or
          * null), {@code region}, {@code credentials} (String: where they come from, no secret).
          */

@@ -54,7 +54,7 @@ import io.s3native.UnsupportedSettingException;
  * ACL, ...). {@code fs.s3a.native.fallback=fail} raises {@link UnsupportedSettingException}
  * instead, at create (initialize never fails for it, so reads and listings keep working). A
  * filesystem whose writes are native logs one INFO line at initialize: {@code s3native:
- * native writes for s3a://bucket (memory budget ..., part size ..., N parts in flight)}.
+ * native writes for s3a://bucket (memory budget ..., target ... Gbps, N connections, part size ..., N parts in flight)}.
  *
  * <p>Conditional create (Hadoop 3.5, {@code fs.s3a.create.conditional.enabled}, default true): where S3A
  * would write with {@code If-None-Match: *} (a {@code createNonRecursive} without OVERWRITE in
@@ -542,12 +542,15 @@ public class NativeS3AFileSystem extends S3AFileSystem {
     }
 
     /**
-     * {@code memory budget 1 GiB, part size 64 MiB, 4 parts in flight}: the native writer's
-     * effective values (its defaults, S3A's rounding of {@code fs.s3a.multipart.size}, and the
-     * process's budget once fixed), as {@link S3NativeOutputStream#checkSettings} reports them.
+     * {@code memory budget 1 GiB, target 5 Gbps, 13 connections, part size 8 MiB, 13 parts in
+     * flight}: the native writer's effective values (its defaults, S3A's rounding of
+     * {@code fs.s3a.multipart.size}, and the process's budget, target and connections once
+     * fixed), as {@link S3NativeOutputStream#checkSettings} reports them.
      */
     static String writeSettingsSummary(S3NativeOutputStream.SettingsCheck check) {
-        return "memory budget " + size(check.number("memory_budget")) + ", part size " + size(check.number("part_size"))
+        return "memory budget " + size(check.number("memory_budget")) + ", target "
+                + java.math.BigDecimal.valueOf(check.number("target_throughput_mbps"), 3).stripTrailingZeros().toPlainString()
+                + " Gbps, " + check.number("connections") + " connections, part size " + size(check.number("part_size"))
                 + ", " + check.number("parts_in_flight") + " parts in flight";
     }
 

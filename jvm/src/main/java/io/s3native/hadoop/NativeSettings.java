@@ -32,7 +32,10 @@ import org.apache.hadoop.conf.Configuration;
  * {@code fs.s3a.native.trusted.certificates}, the certificates of the JVM's truststore
  * ({@code javax.net.ssl.trustStore}, {@code .trustStoreType}, {@code .trustStorePassword}) as
  * PEM, when that property is set, so a private CA the JVM trusts is trusted natively too. A
- * value set in the configuration wins over both.
+ * value set in the configuration wins over both. A third always comes from here:
+ * {@code fs.s3a.native.keys.from.defaults}, the S3A keys whose value is only
+ * {@code core-default.xml}'s ({@link #keysFromDefaults}), which the core then does not take
+ * as the user's.
  */
 final class NativeSettings {
     static final String ACCESS_KEY = "fs.s3a.access.key";
@@ -42,6 +45,7 @@ final class NativeSettings {
 
     static final String REGION_RULE = "fs.s3a.native.region.rule";
     static final String TRUSTED_CERTIFICATES = "fs.s3a.native.trusted.certificates";
+    static final String KEYS_FROM_DEFAULTS = "fs.s3a.native.keys.from.defaults";
     static final String S3A_CONSTANTS = "org.apache.hadoop.fs.s3a.Constants";
 
     /** Anonymous credentials sign nothing; the native client always signs, so such files go to stock S3A. */
@@ -86,6 +90,12 @@ final class NativeSettings {
                 m.put(key, new String(v));
             }
         }
+        String fromDefaults = keysFromDefaults(conf);
+        if (!fromDefaults.isEmpty()) {
+            m.put(KEYS_FROM_DEFAULTS, fromDefaults);
+        } else {
+            m.remove(KEYS_FROM_DEFAULTS);
+        }
         m.putIfAbsent(REGION_RULE, regionRule(org.apache.hadoop.fs.s3a.S3AFileSystem.class.getClassLoader()));
         if (!m.containsKey(TRUSTED_CERTIFICATES)) {
             try {
@@ -99,6 +109,33 @@ final class NativeSettings {
             }
         }
         return new NativeSettings(m, null);
+    }
+
+    /**
+     * The S3A keys whose value the core takes as the user's only when the user set them
+     * ({@code fs.s3a.multipart.size}, {@code fs.s3a.fast.upload.active.blocks}: the core's own
+     * defaults apply otherwise; the rule lives in the core's {@code config} module).
+     */
+    static final java.util.List<String> USER_SET_KEYS = java.util.List.of(
+            "fs.s3a.multipart.size", "fs.s3a.fast.upload.active.blocks");
+
+    /**
+     * The keys of {@link #USER_SET_KEYS} whose value comes only from Hadoop's
+     * {@code core-default.xml} ({@code Configuration.getPropertySources} names nothing else),
+     * comma-separated and sorted, for {@code fs.s3a.native.keys.from.defaults}; a key set
+     * anywhere else (core-site.xml, the job, programmatically, a per-bucket option) is not
+     * listed. Empty when there is none.
+     */
+    static String keysFromDefaults(Configuration conf) {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (String key : USER_SET_KEYS) {
+            String[] sources = conf.getPropertySources(key);
+            if (sources != null && sources.length > 0
+                    && java.util.Arrays.stream(sources).allMatch("core-default.xml"::equals)) {
+                out.add(key);
+            }
+        }
+        return String.join(",", out);
     }
 
     /**

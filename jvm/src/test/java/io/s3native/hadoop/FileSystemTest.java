@@ -196,7 +196,7 @@ class FileSystemTest {
         // The INFO line shows the core's effective part size, not the value as configured.
         String summary = NativeS3AFileSystem.writeSettingsSummary(
                 io.s3native.S3NativeOutputStream.checkSettings(bucket, java.util.Map.of("fs.s3a.multipart.size", "5000000")));
-        assertTrue(summary.contains("part size 5 MiB, 4 parts in flight"), summary);
+        assertTrue(summary.matches(".*, part size 5 MiB, \\d+ parts in flight"), summary);
     }
 
     @Test

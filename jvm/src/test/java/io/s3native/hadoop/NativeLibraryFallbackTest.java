@@ -129,11 +129,12 @@ class NativeLibraryFallbackTest {
         assertEquals(4, lines(out, "RESULT create ").stream().filter(l -> l.endsWith(" native")).count(), out);
         List<String> info = lines(out, "s3native: native writes for");
         assertEquals(2, info.size(), "one per instance: " + out);
-        // HadoopS3.conf sets fs.s3a.multipart.size=5M; the rest are the defaults. The default
+        // HadoopS3.conf sets fs.s3a.multipart.size=5M; the rest are the defaults (the target,
+        // connections and parts in flight from the machine's CPUs and the budget). The default
         // budget depends on the machine's cgroup memory limit (1 GiB without one, else a share
         // of what the heap leaves, 64 MiB..1 GiB: the core's rule, unit-tested there).
         Pattern expected = Pattern.compile(".* INFO .*s3native: native writes for s3a://" + Pattern.quote(bucket)
-                + " \\(memory budget (\\d+) (MiB|GiB), part size 5 MiB, 4 parts in flight\\)$");
+                + " \\(memory budget (\\d+) (MiB|GiB), target [0-9.]+ Gbps, \\d+ connections, part size 5 MiB, \\d+ parts in flight\\)$");
         for (String l : info) {
             Matcher m = expected.matcher(l);
             assertTrue(m.matches(), l);
