@@ -43,6 +43,7 @@ use std::time::Duration;
 use crate::credentials::{DefaultChain, SharedCredentials};
 use crate::error::{Error, Result};
 
+pub mod read;
 pub mod region;
 
 /// The native key of extra trusted root certificates (PEM).

@@ -1,0 +1,217 @@
+//! Read settings: the native `fs.s3a.native.read.*` keys and the S3A keys that mean the same
+//! thing, validated into a [`ReadConfig`]. Per-bucket overrides (`fs.s3a.bucket.<b>.*`)
+//! apply as for every other key; sizes take Hadoop's binary suffixes.
+//!
+//! | key | meaning | default |
+//! |---|---|---|
+//! | `fs.s3a.native.read.policy` | the read policy when the caller names none: a Hadoop list (`fs.option.openfile.read.policy` words: `adaptive`, `sequential`, `random`, `parquet`, `whole-file`, ...; the first known one wins) | `fs.s3a.experimental.input.fadvise` (`normal` = adaptive), else adaptive |
+//! | `fs.s3a.native.read.small.object.size` | an object of at most this size is fetched whole at the first read (0: never) | 8 MiB (AAL's default) |
+//! | `fs.s3a.native.read.footer.size` | bytes at the end of a columnar file fetched at open (0: none) | 1 MiB + 32 KiB (AAL's Parquet tail) |
+//! | `fs.s3a.native.read.footer.max.object.size` | objects larger than this get no footer prefetch | 1 GiB (AAL's) |
+//! | `fs.s3a.native.read.block.size` | the first read-ahead block of a sequential pattern | 8 MiB (AAL's) |
+//! | `fs.s3a.native.read.block.max.size` | read-ahead blocks double while the pattern holds, up to this | 64 MiB |
+//! | `fs.s3a.native.read.ahead.blocks` | read-ahead blocks fetched in parallel | 4 |
+//! | `fs.s3a.native.read.min.size` | the smallest GET a random stream read sends | `fs.s3a.readahead.range`, else 64 KiB (S3A's) |
+//! | `fs.s3a.native.read.vectored.hole.size` | vectored ranges closer than this are fetched by one GET | `fs.s3a.vectored.read.min.seek.size`, else 1 MiB (AAL's) |
+//! | `fs.s3a.native.read.vectored.max.request.size` | a coalesced or single range larger than this is split into GETs of this size | `fs.s3a.vectored.read.max.merged.size`, else 16 MiB |
+//! | `fs.s3a.native.read.vectored.active.reads` | GETs of one vectored read in flight at once | `fs.s3a.vectored.active.ranged.reads`, else 4 (S3A's) |
+
+use crate::config::{parse_size, Settings};
+use crate::error::{Error, Result};
+
+/// How a file is going to be read: what the reader fetches ahead. Its name at the JNI and C
+/// boundaries is the serde name (`ADAPTIVE`, `SEQUENTIAL`, `RANDOM`, `COLUMNAR`,
+/// `WHOLE_FILE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReadPolicy {
+    /// Unknown pattern: a `.parquet`/`.orc` key is read as `Columnar`; otherwise read-ahead
+    /// starts once stream reads are sequential.
+    #[default]
+    Adaptive,
+    /// Sequential from the start: read-ahead from the first stream read.
+    Sequential,
+    /// Random: each stream read fetches what it needs (at least the minimum GET size), never
+    /// ahead.
+    Random,
+    /// Columnar files (Parquet, ORC, vectored readers): the footer region is fetched at open;
+    /// stream reads otherwise as `Random`.
+    Columnar,
+    /// The whole object is read: one GET of it all at the first read (as large as the budget
+    /// allows, else sequential read-ahead).
+    WholeFile,
+}
+
+impl ReadPolicy {
+    /// The policy of a Hadoop read-policy list (`fs.option.openfile.read.policy`,
+    /// `fs.s3a.experimental.input.fadvise`): the first word this reader knows, as S3A maps
+    /// them (adaptive/default/normal; random/vector/hbase; columnar/parquet/orc, which S3A
+    /// reads as random and this reader also prefetches the footer of; sequential/avro/csv/
+    /// json; whole-file). `None` when no word is known.
+    pub fn parse_list(list: &str) -> Option<ReadPolicy> {
+        list.split(',').map(|w| w.trim().to_ascii_lowercase()).find_map(|w| match w.as_str() {
+            "adaptive" | "default" | "normal" => Some(ReadPolicy::Adaptive),
+            "sequential" | "avro" | "csv" | "json" => Some(ReadPolicy::Sequential),
+            "random" | "hbase" => Some(ReadPolicy::Random),
+            "columnar" | "parquet" | "orc" | "vector" => Some(ReadPolicy::Columnar),
+            "whole-file" | "whole_file" => Some(ReadPolicy::WholeFile),
+            _ => None,
+        })
+    }
+}
+
+/// 1 MiB.
+const MIB: u64 = 1 << 20;
+
+/// The validated read settings of one bucket; see the module docs for keys and defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadConfig {
+    pub policy: ReadPolicy,
+    pub small_object_size: u64,
+    pub footer_size: u64,
+    pub footer_max_object_size: u64,
+    pub block_size: u64,
+    pub block_max_size: u64,
+    pub ahead_blocks: usize,
+    pub min_read_size: u64,
+    pub vectored_hole_size: u64,
+    pub vectored_max_request_size: u64,
+    pub vectored_active_reads: usize,
+}
+
+impl Default for ReadConfig {
+    fn default() -> Self {
+        ReadConfig {
+            policy: ReadPolicy::Adaptive,
+            small_object_size: 8 * MIB,
+            footer_size: MIB + 32 * 1024,
+            footer_max_object_size: 1 << 30,
+            block_size: 8 * MIB,
+            block_max_size: 64 * MIB,
+            ahead_blocks: 4,
+            min_read_size: 64 * 1024,
+            vectored_hole_size: MIB,
+            vectored_max_request_size: 16 * MIB,
+            vectored_active_reads: 4,
+        }
+    }
+}
+
+impl ReadConfig {
+    /// Validate the read settings for `bucket`. Errors: [`ErrorKind::InvalidArgument`](crate::error::ErrorKind::InvalidArgument)
+    /// naming the key of an invalid value.
+    pub fn resolve(settings: &Settings, bucket: &str) -> Result<ReadConfig> {
+        let d = ReadConfig::default();
+        let key = |rest: &str| {
+            let per_bucket = format!("fs.s3a.bucket.{bucket}.{rest}");
+            if settings.get_raw(&per_bucket).is_some() {
+                per_bucket
+            } else {
+                format!("fs.s3a.{rest}")
+            }
+        };
+        let size = |rest: &str| -> Result<Option<u64>> {
+            match settings.get(bucket, rest) {
+                None => Ok(None),
+                Some(v) => parse_size(v).map(Some).map_err(|why| Error::invalid_setting(&key(rest), why)),
+            }
+        };
+        // The native key, else the S3A key, else the default.
+        let either = |native: &str, s3a: Option<&str>, default: u64| -> Result<u64> {
+            if let Some(v) = size(native)? {
+                return Ok(v);
+            }
+            match s3a {
+                Some(s) => Ok(size(s)?.unwrap_or(default)),
+                None => Ok(default),
+            }
+        };
+        let count = |native: &str, s3a: Option<&str>, default: usize| -> Result<usize> {
+            let rest = match (settings.get(bucket, native), s3a) {
+                (Some(_), _) => native,
+                (None, Some(s)) if settings.get(bucket, s).is_some() => s,
+                _ => return Ok(default),
+            };
+            let v = settings.get(bucket, rest).unwrap_or_default();
+            match v.trim().parse::<usize>() {
+                Ok(n) if (1..=1024).contains(&n) => Ok(n),
+                _ => Err(Error::invalid_setting(&key(rest), format!("'{v}' is not a whole number in 1..=1024"))),
+            }
+        };
+        let policy = match settings.get(bucket, "native.read.policy") {
+            Some(v) => ReadPolicy::parse_list(v)
+                .ok_or_else(|| Error::invalid_setting(&key("native.read.policy"), format!("'{v}' names no known read policy")))?,
+            None => match settings.get(bucket, "experimental.input.fadvise") {
+                Some(v) => ReadPolicy::parse_list(v).ok_or_else(|| {
+                    Error::invalid_setting(&key("experimental.input.fadvise"), format!("'{v}' is not normal, sequential or random"))
+                })?,
+                None => d.policy,
+            },
+        };
+        let c = ReadConfig {
+            policy,
+            small_object_size: either("native.read.small.object.size", None, d.small_object_size)?,
+            footer_size: either("native.read.footer.size", None, d.footer_size)?,
+            footer_max_object_size: either("native.read.footer.max.object.size", None, d.footer_max_object_size)?,
+            block_size: either("native.read.block.size", None, d.block_size)?,
+            block_max_size: either("native.read.block.max.size", None, d.block_max_size)?,
+            ahead_blocks: count("native.read.ahead.blocks", None, d.ahead_blocks)?,
+            min_read_size: either("native.read.min.size", Some("readahead.range"), d.min_read_size)?,
+            vectored_hole_size: either("native.read.vectored.hole.size", Some("vectored.read.min.seek.size"), d.vectored_hole_size)?,
+            vectored_max_request_size: either(
+                "native.read.vectored.max.request.size",
+                Some("vectored.read.max.merged.size"),
+                d.vectored_max_request_size,
+            )?,
+            vectored_active_reads: count("native.read.vectored.active.reads", Some("vectored.active.ranged.reads"), d.vectored_active_reads)?,
+        };
+        if c.block_size == 0 {
+            return Err(Error::invalid_setting(&key("native.read.block.size"), "must be at least 1 byte"));
+        }
+        if c.block_max_size < c.block_size {
+            return Err(Error::invalid_setting(
+                &key("native.read.block.max.size"),
+                format!("{} B is below the block size {} B", c.block_max_size, c.block_size),
+            ));
+        }
+        if c.vectored_max_request_size == 0 {
+            return Err(Error::invalid_setting(&key("native.read.vectored.max.request.size"), "must be at least 1 byte"));
+        }
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_map_as_s3a_does() {
+        assert_eq!(ReadPolicy::parse_list("parquet, vector, random, adaptive"), Some(ReadPolicy::Columnar));
+        assert_eq!(ReadPolicy::parse_list("unknown,normal"), Some(ReadPolicy::Adaptive));
+        assert_eq!(ReadPolicy::parse_list("whole-file"), Some(ReadPolicy::WholeFile));
+        assert_eq!(ReadPolicy::parse_list("csv"), Some(ReadPolicy::Sequential));
+        assert_eq!(ReadPolicy::parse_list("nothing"), None);
+    }
+
+    #[test]
+    fn s3a_keys_apply_and_native_keys_win() {
+        let s = Settings::new()
+            .with("fs.s3a.readahead.range", "128K")
+            .with("fs.s3a.vectored.read.min.seek.size", "4K")
+            .with("fs.s3a.native.read.vectored.hole.size", "2M")
+            .with("fs.s3a.bucket.b.experimental.input.fadvise", "random");
+        let c = ReadConfig::resolve(&s, "b").unwrap();
+        assert_eq!((c.min_read_size, c.vectored_hole_size, c.policy), (128 << 10, 2 << 20, ReadPolicy::Random));
+        assert_eq!(ReadConfig::resolve(&s, "other").unwrap().policy, ReadPolicy::Adaptive);
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let s = Settings::new().with("fs.s3a.bucket.b.native.read.block.size", "lots");
+        let e = ReadConfig::resolve(&s, "b").unwrap_err();
+        assert!(e.message().contains("fs.s3a.bucket.b.native.read.block.size"), "{e}");
+        let s = Settings::new().with("fs.s3a.native.read.policy", "zigzag");
+        assert!(ReadConfig::resolve(&s, "b").unwrap_err().message().contains("fs.s3a.native.read.policy"));
+    }
+}

@@ -1,0 +1,2 @@
+//! Planning the GETs of a vectored read: ranges coalesced across small holes, large ones
+//! split.
