@@ -72,9 +72,9 @@ public final class S3NativeInputStream extends InputStream {
     private long pos;
     private volatile boolean closed;
 
-    /** Open {@code s3://bucket/key} with the {@link ReadPolicy#ADAPTIVE} policy (one HEAD for the length and ETag). */
+    /** Open {@code s3://bucket/key} with the settings' read policy (one HEAD for the length and ETag). */
     public S3NativeInputStream(String bucket, String key, Map<String, String> settings) throws IOException {
-        this(bucket, key, settings, null, ReadPolicy.ADAPTIVE, -1, null);
+        this(bucket, key, settings, null, (String) null, -1, null);
     }
 
     /**
@@ -89,15 +89,28 @@ public final class S3NativeInputStream extends InputStream {
      */
     public static S3NativeInputStream open(String bucket, String key, Map<String, String> settings, CredentialSource credentials,
             ReadPolicy policy, long length, String etag) throws IOException {
+        return new S3NativeInputStream(bucket, key, settings, credentials, Objects.requireNonNull(policy, "policy").name(), length,
+                etag);
+    }
+
+    /**
+     * {@link #open(String, String, Map, CredentialSource, ReadPolicy, long, String)} with the
+     * policy as a {@link ReadPolicy} name or a Hadoop read-policy list
+     * ({@code fs.option.openfile.read.policy}, e.g. {@code "parquet, vector, random, adaptive"}:
+     * the first word the native reader knows, mapped as S3A maps them); null, or a list without
+     * a known word: the settings' policy ({@code fs.s3a.native.read.policy}, else
+     * {@code fs.s3a.experimental.input.fadvise}, else adaptive).
+     */
+    public static S3NativeInputStream open(String bucket, String key, Map<String, String> settings, CredentialSource credentials,
+            String policy, long length, String etag) throws IOException {
         return new S3NativeInputStream(bucket, key, settings, credentials, policy, length, etag);
     }
 
     private S3NativeInputStream(String bucket, String key, Map<String, String> settings, CredentialSource credentials,
-            ReadPolicy policy, long length, String etag) throws IOException {
-        Objects.requireNonNull(policy, "policy");
+            String policy, long length, String etag) throws IOException {
         Native.load();
         String[] kv = S3NativeOutputStream.toArray(settings);
-        long ptr = CredentialSource.with(credentials, c -> Native.openReader(bucket, key, kv, c, policy.name(), length, etag));
+        long ptr = CredentialSource.with(credentials, c -> Native.openReader(bucket, key, kv, c, policy, length, etag));
         this.handle = new NativeHandle(ptr, Native::freeReader);
         CLEANER.register(this, handle);
         this.bucket = bucket;

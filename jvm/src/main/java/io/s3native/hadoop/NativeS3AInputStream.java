@@ -1,0 +1,359 @@
+package io.s3native.hadoop;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.hadoop.fs.ByteBufferPositionedReadable;
+import org.apache.hadoop.fs.ByteBufferReadable;
+import org.apache.hadoop.fs.CanUnbuffer;
+import org.apache.hadoop.fs.FSExceptionMessages;
+import org.apache.hadoop.fs.FSInputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.fs.statistics.IOStatistics;
+import org.apache.hadoop.fs.statistics.IOStatisticsAggregator;
+import org.apache.hadoop.fs.statistics.IOStatisticsSnapshot;
+import org.apache.hadoop.fs.statistics.IOStatisticsSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.s3native.S3NativeInputStream;
+
+/**
+ * The stream {@link NativeS3AFileSystem#open} returns (inside an FSDataInputStream): forwards
+ * to {@link S3NativeInputStream} and answers as Hadoop's input stream contract and S3A's
+ * stream do, adding ByteBuffer reads, which S3A's streams lack.
+ *
+ * <p>Seekable (lazy seek; negative: EOFException; past the end: accepted, reads there return
+ * -1), PositionedReadable (preads that leave the read-ahead alone), ByteBufferReadable and
+ * ByteBufferPositionedReadable (a direct buffer is filled natively without a Java copy),
+ * CanUnbuffer, StreamCapabilities ({@code in:readbytebuffer}, {@code in:preadbytebuffer},
+ * {@code in:unbuffer}, {@code iostatistics}; {@code in:readvectored} where the Hadoop line
+ * has vectored reads: {@code NativeS3AVectoredInputStream}) and IOStatisticsSource with S3A's
+ * {@code stream_read_*} names where S3A has one and every native figure as
+ * {@code s3native.read.<name>}. Close twice does nothing; reads, seeks and
+ * {@code available()} after close throw {@link IOException} ({@code Stream is closed!}).
+ *
+ * <p>Bytes read count in the filesystem's {@link FileSystem.Statistics} as they are read (as
+ * S3A's stream counts them: Spark's input metrics), and at close the stream's IOStatistics
+ * are merged into the filesystem's.
+ */
+class NativeS3AInputStream extends FSInputStream
+        implements ByteBufferReadable, ByteBufferPositionedReadable, CanUnbuffer, StreamCapabilities, IOStatisticsSource {
+    private static final Logger LOG = LoggerFactory.getLogger(NativeS3AInputStream.class);
+
+    static final String READBYTEBUFFER = "in:readbytebuffer";
+    static final String PREADBYTEBUFFER = "in:preadbytebuffer";
+    static final String UNBUFFER = "in:unbuffer";
+    static final String IOSTATISTICS = "iostatistics";
+
+    /** The native figures published under S3A's names (ReadStatistics field -> S3A's StreamStatisticNames). */
+    private static final String[][] S3A_NAMES = {
+        {"bytes_read", "stream_read_bytes"},
+        {"seeks", "stream_read_seek_operations"},
+        {"bytes_fetched", "stream_read_total_bytes"},
+        {"vectored_operations", "stream_read_vectored_operations"},
+        {"vectored_ranges", "stream_read_vectored_incoming_ranges"},
+        {"gets_vectored", "stream_read_vectored_combined_ranges"},
+        {"head_requests", "action_http_head_request"},
+    };
+
+    final S3NativeInputStream in;
+    private final FileSystem.Statistics fsStatistics;
+    private final IOStatisticsAggregator fsIOStatistics;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicLong unbuffers = new AtomicLong();
+    private final AtomicLong readFullyCalls = new AtomicLong();
+    private final AtomicLong exceptions = new AtomicLong();
+    /** The figures at close, so statistics stay readable after the native reader is freed. */
+    private volatile IOStatisticsSnapshot atClose;
+
+    /**
+     * @param fsStatistics the filesystem's Statistics (bytes read), may be null
+     * @param fsIOStatistics where the stream's IOStatistics go at close, may be null
+     */
+    NativeS3AInputStream(S3NativeInputStream in, FileSystem.Statistics fsStatistics, IOStatisticsAggregator fsIOStatistics) {
+        this.in = in;
+        this.fsStatistics = fsStatistics;
+        this.fsIOStatistics = fsIOStatistics;
+    }
+
+    /**
+     * The stream for {@code in}: {@code NativeS3AVectoredInputStream} where the Hadoop line has
+     * vectored reads and this jar was built with them (src/main/vectored), else this class.
+     */
+    static NativeS3AInputStream create(S3NativeInputStream in, FileSystem.Statistics fsStatistics,
+            IOStatisticsAggregator fsIOStatistics) {
+        if (VECTORED != null) {
+            try {
+                return (NativeS3AInputStream) VECTORED.newInstance(in, fsStatistics, fsIOStatistics);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("s3native: cannot create the vectored input stream", e);
+            }
+        }
+        return new NativeS3AInputStream(in, fsStatistics, fsIOStatistics);
+    }
+
+    private static final java.lang.reflect.Constructor<?> VECTORED = vectoredConstructor();
+
+    private static java.lang.reflect.Constructor<?> vectoredConstructor() {
+        try {
+            Class.forName("org.apache.hadoop.fs.FileRange", false, FSInputStream.class.getClassLoader());
+            Class<?> c = Class.forName("io.s3native.hadoop.NativeS3AVectoredInputStream", false,
+                    NativeS3AInputStream.class.getClassLoader());
+            return c.getDeclaredConstructor(S3NativeInputStream.class, FileSystem.Statistics.class, IOStatisticsAggregator.class);
+        } catch (ClassNotFoundException | NoSuchMethodException | LinkageError e) {
+            return null; // Hadoop 3.3.4 (no FileRange), or a jar built without src/main/vectored
+        }
+    }
+
+    /** The object's length. */
+    long length() {
+        return in.getLength();
+    }
+
+    void checkNotClosed() throws IOException {
+        if (closed.get()) {
+            throw new IOException(FSExceptionMessages.STREAM_IS_CLOSED + " s3a://" + in.getBucket() + "/" + in.getKey());
+        }
+    }
+
+    private int counted(int n) {
+        if (n > 0 && fsStatistics != null) {
+            fsStatistics.incrementBytesRead(n);
+        }
+        return n;
+    }
+
+    private IOException failed(IOException e) {
+        exceptions.incrementAndGet();
+        return e;
+    }
+
+    @Override
+    public synchronized int read() throws IOException {
+        checkNotClosed();
+        try {
+            int b = in.read();
+            if (b >= 0) {
+                counted(1);
+            }
+            return b;
+        } catch (IOException e) {
+            throw failed(e);
+        }
+    }
+
+    @Override
+    public synchronized int read(byte[] b, int off, int len) throws IOException {
+        checkNotClosed();
+        if (b == null) {
+            throw new NullPointerException("Null buffer");
+        }
+        if (off < 0 || len < 0 || len > b.length - off) {
+            throw new IndexOutOfBoundsException("offset " + off + ", length " + len + ", buffer " + b.length);
+        }
+        try {
+            return counted(in.read(b, off, len));
+        } catch (IOException e) {
+            throw failed(e);
+        }
+    }
+
+    /** ByteBufferReadable: fills {@code buf} from its position; -1 at the end of the object. */
+    @Override
+    public synchronized int read(ByteBuffer buf) throws IOException {
+        checkNotClosed();
+        try {
+            return counted(in.read(buf));
+        } catch (IOException e) {
+            throw failed(e);
+        }
+    }
+
+    @Override
+    public int read(long position, byte[] buffer, int offset, int length) throws IOException {
+        checkNotClosed();
+        validatePositionedReadArgs(position, buffer, offset, length);
+        if (length == 0) {
+            return 0;
+        }
+        try {
+            return counted(in.readAt(position, buffer, offset, length));
+        } catch (IOException e) {
+            throw failed(e);
+        }
+    }
+
+    @Override
+    public void readFully(long position, byte[] buffer, int offset, int length) throws IOException {
+        checkNotClosed();
+        validatePositionedReadArgs(position, buffer, offset, length);
+        readFullyCalls.incrementAndGet();
+        int done = 0;
+        while (done < length) {
+            int n = read(position + done, buffer, offset + done, length - done);
+            if (n < 0) {
+                throw new EOFException(FSExceptionMessages.EOF_IN_READ_FULLY + " (" + length + " bytes at " + position
+                        + " of s3a://" + in.getBucket() + "/" + in.getKey() + ", " + in.getLength() + " bytes)");
+            }
+            done += n;
+        }
+    }
+
+    /** ByteBufferPositionedReadable: up to {@code buf.remaining()} bytes at {@code position}; -1 at or past the end. */
+    @Override
+    public int read(long position, ByteBuffer buf) throws IOException {
+        checkNotClosed();
+        if (position < 0) {
+            throw new EOFException(FSExceptionMessages.NEGATIVE_SEEK + " " + position);
+        }
+        try {
+            return counted(in.readAt(position, buf));
+        } catch (IOException e) {
+            throw failed(e);
+        }
+    }
+
+    @Override
+    public void readFully(long position, ByteBuffer buf) throws IOException {
+        checkNotClosed();
+        readFullyCalls.incrementAndGet();
+        int want = buf.remaining();
+        long at = position;
+        while (buf.hasRemaining()) {
+            int n = read(at, buf);
+            if (n < 0) {
+                throw new EOFException(FSExceptionMessages.EOF_IN_READ_FULLY + " (" + want + " bytes at " + position
+                        + " of s3a://" + in.getBucket() + "/" + in.getKey() + ", " + in.getLength() + " bytes)");
+            }
+            at += n;
+        }
+    }
+
+    @Override
+    public synchronized void seek(long pos) throws IOException {
+        checkNotClosed();
+        if (pos < 0) {
+            throw new EOFException(FSExceptionMessages.NEGATIVE_SEEK + " " + pos);
+        }
+        in.seek(pos);
+    }
+
+    @Override
+    public synchronized long getPos() throws IOException {
+        return in.getPos();
+    }
+
+    @Override
+    public boolean seekToNewSource(long targetPos) {
+        return false;
+    }
+
+    @Override
+    public synchronized long skip(long n) throws IOException {
+        checkNotClosed();
+        return in.skip(n);
+    }
+
+    /** The bytes left to the end of the object (at most Integer.MAX_VALUE), as S3A's stream answers. */
+    @Override
+    public synchronized int available() throws IOException {
+        checkNotClosed();
+        return in.available();
+    }
+
+    @Override
+    public void unbuffer() {
+        if (closed.get()) {
+            return;
+        }
+        try {
+            in.unbuffer();
+            unbuffers.incrementAndGet();
+        } catch (IOException e) {
+            LOG.debug("s3native: unbuffer of {} failed", this, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        IOStatisticsSnapshot last = snapshot(true);
+        atClose = last;
+        in.close();
+        if (fsIOStatistics != null) {
+            try {
+                fsIOStatistics.aggregate(last);
+            } catch (RuntimeException e) {
+                LOG.debug("s3native: merging the statistics of {} failed", this, e);
+            }
+        }
+    }
+
+    @Override
+    public boolean hasCapability(String capability) {
+        switch (capability.toLowerCase(Locale.ENGLISH)) {
+            case READBYTEBUFFER:
+            case PREADBYTEBUFFER:
+            case UNBUFFER:
+            case IOSTATISTICS:
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    @Override
+    public IOStatistics getIOStatistics() {
+        IOStatisticsSnapshot last = atClose;
+        return last != null ? last : snapshot(false);
+    }
+
+    /** The stream's figures: S3A's names where S3A has one, every native figure as {@code s3native.read.<name>}. */
+    private IOStatisticsSnapshot snapshot(boolean closing) {
+        IOStatisticsSnapshot snap = new IOStatisticsSnapshot();
+        Map<String, Long> c = snap.counters();
+        Map<String, Object> n;
+        try {
+            n = in.getStatistics();
+        } catch (IOException e) {
+            n = Map.of();
+        }
+        for (Map.Entry<String, Object> e : n.entrySet()) {
+            if (e.getValue() instanceof Long) {
+                c.put("s3native.read." + e.getKey(), (Long) e.getValue());
+            }
+        }
+        for (String[] m : S3A_NAMES) {
+            c.put(m[1], num(n, m[0]));
+        }
+        long gets = num(n, "gets_whole") + num(n, "gets_footer") + num(n, "gets_read_ahead") + num(n, "gets_random")
+                + num(n, "gets_pread") + num(n, "gets_vectored");
+        c.put("stream_read_opened", gets);
+        c.put("action_http_get_request", gets);
+        c.put("stream_read_operations", num(n, "read_operations") + num(n, "pread_operations"));
+        c.put("stream_read_fully_operations", readFullyCalls.get());
+        c.put("stream_read_unbuffered", unbuffers.get());
+        c.put("stream_read_exceptions", exceptions.get());
+        c.put("stream_read_close_operations", closing || closed.get() ? 1L : 0L);
+        return snap;
+    }
+
+    private static long num(Map<String, Object> m, String name) {
+        Object v = m.get(name);
+        return v instanceof Long ? (Long) v : 0L;
+    }
+
+    @Override
+    public String toString() {
+        return "NativeS3AInputStream{s3a://" + in.getBucket() + "/" + in.getKey() + ", " + in.getLength() + " bytes}";
+    }
+}
