@@ -173,6 +173,8 @@ struct BudgetState {
     allocated: u64,
     reused: u64,
     released: u64,
+    /// Readers' buffers (see [`ReadLease`]).
+    reads: ReadHolds,
 }
 
 /// A caller waiting for one chunk of part `part`.
@@ -438,6 +440,7 @@ impl MemoryBudget {
                 allocated: 0,
                 reused: 0,
                 released: 0,
+                reads: ReadHolds::default(),
             }),
             changed: Condvar::new(),
         }
@@ -567,6 +570,146 @@ impl MemoryBudget {
                 }
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Read buffers
+
+/// Bytes readers hold (in `BudgetState::used`), by the thread that took them, and the
+/// threads waiting for read bytes.
+#[derive(Default)]
+struct ReadHolds {
+    by_thread: HashMap<u64, u64>,
+    waiting: HashMap<u64, usize>,
+}
+
+/// A reader's claim on the budget for `bytes` of fetched data, given back on drop. Taken
+/// with [`MemoryBudget::try_read`] (read-ahead: never waits) or [`MemoryBudget::read`]
+/// (bytes a caller waits on).
+pub struct ReadLease {
+    budget: &'static MemoryBudget,
+    bytes: u64,
+    thread: u64,
+}
+
+impl ReadLease {
+    /// The bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for ReadLease {
+    fn drop(&mut self) {
+        let b = self.budget;
+        let mut s = b.lock();
+        s.used -= self.bytes;
+        if let Some(h) = s.reads.by_thread.get_mut(&self.thread) {
+            *h -= self.bytes.min(*h);
+            if *h == 0 {
+                s.reads.by_thread.remove(&self.thread);
+            }
+        }
+        drop(s);
+        b.changed.notify_all();
+    }
+}
+
+impl BudgetState {
+    /// Take `bytes` for a reader on thread `thread` (no checks), freeing pooled chunks the
+    /// budget no longer has room for; returns those to drop outside the lock.
+    fn take_read(&mut self, bytes: u64, thread: u64) -> Vec<(Vec<u8>, Instant)> {
+        self.used += bytes;
+        *self.reads.by_thread.entry(thread).or_default() += bytes;
+        self.note_peak();
+        self.trim_pool()
+    }
+
+    /// True when waiting for read bytes could never end: nothing is uploading, no writer
+    /// could be admitted, and every thread holding bytes (parts being filled, read buffers)
+    /// is itself waiting for the budget.
+    fn read_stuck(&self) -> bool {
+        let waiting = |t: u64| self.queue.iter().any(|w| w.thread == t) || self.reads.waiting.contains_key(&t);
+        self.uploading == 0
+            && self.filling.values().filter(|f| f.held > 0).all(|f| waiting(f.holder.load(Ordering::Relaxed)))
+            && self.reads.by_thread.keys().all(|t| waiting(*t))
+            && !self.queue.iter().any(|w| self.admissible(w))
+    }
+}
+
+impl MemoryBudget {
+    /// `bytes` for read-ahead, only if they are free now: they fit with one chunk to spare,
+    /// nobody is waiting for the budget, and every part being filled can still finish (the
+    /// writers' safety test). Never waits: read-ahead is the first thing left out when the
+    /// budget is short.
+    pub(crate) fn try_read(&'static self, bytes: u64) -> Option<ReadLease> {
+        let mut s = self.lock();
+        if !s.queue.is_empty() || !s.reads.waiting.is_empty() || s.used + bytes > s.capacity {
+            return None;
+        }
+        s.used += bytes;
+        // With `bytes` taken, one more chunk for no part must still be safe.
+        let ok = s.safe_with_one_more(u64::MAX);
+        s.used -= bytes;
+        if !ok {
+            return None;
+        }
+        let thread = thread_id();
+        let freed = s.take_read(bytes, thread);
+        drop(s);
+        drop(freed);
+        Some(ReadLease { budget: self, bytes, thread })
+    }
+
+    /// `bytes` a reader's caller waits on, blocking until they fit (`cancelled` polled every
+    /// 50 ms, as [`PartLease::next_chunk`]). The no-deadlock rule, as the writers': when
+    /// waiting could never end (nothing uploading, no writer admissible, and every thread
+    /// holding bytes, this one included, waiting for the budget) the reader is admitted
+    /// beyond the budget (a counted overcommit). A reader drops its read-ahead before
+    /// asking, so a reader waiting here holds nothing of its own. Returns the lease and
+    /// whether the caller waited.
+    pub(crate) fn read(&'static self, bytes: u64, cancelled: &dyn Fn() -> Result<()>) -> Result<(ReadLease, bool)> {
+        let thread = thread_id();
+        let mut s = self.lock();
+        let mut waited = false;
+        *s.reads.waiting.entry(thread).or_default() += 1;
+        let outcome = loop {
+            let fits = s.used + bytes <= s.capacity;
+            if fits || s.read_stuck() {
+                if !fits {
+                    global_stats().budget_overcommit();
+                }
+                break Ok(());
+            }
+            waited = true;
+            let (guard, timeout) = self.changed.wait_timeout(s, Duration::from_millis(50)).unwrap_or_else(|p| p.into_inner());
+            s = guard;
+            if timeout.timed_out() {
+                drop(s);
+                let c = cancelled();
+                s = self.lock();
+                if let Err(e) = c {
+                    break Err(e);
+                }
+            }
+        };
+        if let Some(n) = s.reads.waiting.get_mut(&thread) {
+            *n -= 1;
+            if *n == 0 {
+                s.reads.waiting.remove(&thread);
+            }
+        }
+        if let Err(e) = outcome {
+            drop(s);
+            self.changed.notify_all();
+            return Err(e);
+        }
+        let freed = s.take_read(bytes, thread);
+        drop(s);
+        drop(freed);
+        self.changed.notify_all();
+        Ok((ReadLease { budget: self, bytes, thread }, waited))
     }
 }
 

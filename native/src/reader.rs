@@ -11,7 +11,8 @@
 //! - A columnar read ([`ReadPolicy::Columnar`], or [`ReadPolicy::Adaptive`] with a `.parquet`
 //!   or `.orc` key) fetches the footer region (the last 1 MiB + 32 KiB) at open.
 //! - Stream reads ([`Reader::read`]) that follow each other are served by parallel ranged
-//!   read-ahead in blocks that double (8 MiB to 64 MiB by default) while the pattern holds;
+//!   read-ahead: a window of parallel 8 MiB GETs that doubles (8 MiB to 64 MiB by default)
+//!   with every block read through while the pattern holds;
 //!   a jump ends the pattern and drops the blocks ahead.
 //! - Positioned reads ([`Reader::read_at`]) fetch just what they ask (or serve it from
 //!   buffers already held) and never move the read-ahead window.
@@ -33,14 +34,25 @@
 //! thread, not on an async runtime; the `*_with` forms poll `interrupted` every 50 ms and
 //! return [`ErrorKind::Interrupted`] when it says true.
 
+use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use bytes::Bytes;
+use futures::future::{BoxFuture, FutureExt, Shared as SharedFuture};
+use futures::StreamExt;
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore};
 use serde::{Deserialize, Serialize};
+use tokio::runtime::Runtime;
 
 pub use crate::config::read::{ReadConfig, ReadPolicy};
-use crate::config::Settings;
+use crate::config::{Settings, WriterConfig};
 use crate::error::{Error, ErrorKind, Result};
+use crate::pool::{self, ReadLease, Store};
+use crate::s3;
 
 mod plan;
 
@@ -107,9 +119,282 @@ pub struct ReadStatistics {
     pub buffered_bytes: u64,
 }
 
+/// The kinds of GET, for the statistics.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GetKind {
+    Whole,
+    Footer,
+    ReadAhead,
+    Random,
+    Pread,
+}
+
+impl GetKind {
+    /// Fetched ahead of any caller asking for these bytes.
+    fn prefetched(self) -> bool {
+        matches!(self, GetKind::Whole | GetKind::Footer | GetKind::ReadAhead)
+    }
+}
+
+/// The counters behind [`ReadStatistics`].
+#[derive(Default)]
+struct Counters {
+    bytes_read: AtomicU64,
+    read_operations: AtomicU64,
+    pread_operations: AtomicU64,
+    vectored_operations: AtomicU64,
+    vectored_ranges: AtomicU64,
+    seeks: AtomicU64,
+    head_requests: AtomicU64,
+    gets_whole: AtomicU64,
+    gets_footer: AtomicU64,
+    gets_read_ahead: AtomicU64,
+    gets_random: AtomicU64,
+    gets_pread: AtomicU64,
+    gets_vectored: AtomicU64,
+    bytes_fetched: AtomicU64,
+    bytes_discarded: AtomicU64,
+    prefetch_hits: AtomicU64,
+    prefetch_misses: AtomicU64,
+    waits: AtomicU64,
+    wait_us: AtomicU64,
+    budget_waits: AtomicU64,
+    budget_wait_us: AtomicU64,
+    read_ahead_skipped: AtomicU64,
+}
+
+fn add(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Relaxed);
+}
+
+impl Counters {
+    fn get(&self, kind: GetKind) {
+        add(
+            match kind {
+                GetKind::Whole => &self.gets_whole,
+                GetKind::Footer => &self.gets_footer,
+                GetKind::ReadAhead => &self.gets_read_ahead,
+                GetKind::Random => &self.gets_random,
+                GetKind::Pread => &self.gets_pread,
+            },
+            1,
+        );
+    }
+
+    fn snapshot(&self, buffered_bytes: u64) -> ReadStatistics {
+        let l = |c: &AtomicU64| c.load(Relaxed);
+        ReadStatistics {
+            bytes_read: l(&self.bytes_read),
+            read_operations: l(&self.read_operations),
+            pread_operations: l(&self.pread_operations),
+            vectored_operations: l(&self.vectored_operations),
+            vectored_ranges: l(&self.vectored_ranges),
+            seeks: l(&self.seeks),
+            head_requests: l(&self.head_requests),
+            gets_whole: l(&self.gets_whole),
+            gets_footer: l(&self.gets_footer),
+            gets_read_ahead: l(&self.gets_read_ahead),
+            gets_random: l(&self.gets_random),
+            gets_pread: l(&self.gets_pread),
+            gets_vectored: l(&self.gets_vectored),
+            bytes_fetched: l(&self.bytes_fetched),
+            bytes_discarded: l(&self.bytes_discarded),
+            prefetch_hits: l(&self.prefetch_hits),
+            prefetch_misses: l(&self.prefetch_misses),
+            waits: l(&self.waits),
+            wait_us: l(&self.wait_us),
+            budget_waits: l(&self.budget_waits),
+            budget_wait_us: l(&self.budget_wait_us),
+            read_ahead_skipped: l(&self.read_ahead_skipped),
+            buffered_bytes,
+        }
+    }
+}
+
+/// What every read of one reader shares: the object, its client and the counters.
+struct Object {
+    bucket: String,
+    key: String,
+    path: Path,
+    store: Arc<Store>,
+    rt: &'static Runtime,
+    config: ReadConfig,
+    length: u64,
+    etag: String,
+    referer: Option<object_store::HeaderValue>,
+    counters: Arc<Counters>,
+}
+
+impl Object {
+    fn describe(&self) -> String {
+        format!("s3://{}/{}", self.bucket, self.key)
+    }
+
+    /// One GET of `range`, pinned to the ETag. An object changed since open is S3's 412 to
+    /// `If-Match` (object_store's `Precondition`).
+    async fn get(&self, range: Range<u64>) -> Result<Bytes> {
+        let options = GetOptions {
+            if_match: Some(self.etag.clone()),
+            range: Some(GetRange::Bounded(range.clone())),
+            ..Default::default()
+        };
+        let fetched = pool::with_referer(self.referer.clone(), async {
+            self.store.s3.get_opts(&self.path, options).await?.bytes().await
+        })
+        .await;
+        let bytes = fetched.map_err(|e| match e {
+            object_store::Error::Precondition { .. } => Error::new(
+                ErrorKind::Io,
+                format!(
+                    "{} changed since it was opened (its ETag is no longer {}): reopen it to read the new version",
+                    self.describe(),
+                    self.etag
+                ),
+            ),
+            object_store::Error::NotFound { .. } => {
+                Error::new(ErrorKind::NotFound, format!("{} was deleted since it was opened", self.describe()))
+            }
+            e => Error::from_store(format_args!("GetObject {} bytes {}-{}", self.describe(), range.start, range.end - 1), &e, &self.store.config.secrets()),
+        })?;
+        add(&self.counters.bytes_fetched, bytes.len() as u64);
+        if bytes.len() as u64 != range.end - range.start {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "GetObject {} bytes {}-{} returned {} bytes: the object is shorter than its length {} at open",
+                    self.describe(),
+                    range.start,
+                    range.end - 1,
+                    bytes.len(),
+                    self.length
+                ),
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// Start a GET of `range` on the runtime, its bytes held by `lease`.
+    fn start(self: &Arc<Self>, range: Range<u64>, kind: GetKind, lease: ReadLease) -> Fetch {
+        self.counters.get(kind);
+        let me = self.clone();
+        let r = range.clone();
+        let task = self.rt.spawn(async move { me.get(r).await });
+        let abort = task.abort_handle();
+        let what = self.describe();
+        let fut = async move {
+            task.await.unwrap_or_else(|_| Err(Error::new(ErrorKind::Io, format!("a GET of {what} was cancelled"))))
+        }
+        .boxed()
+        .shared();
+        Fetch(Arc::new(FetchInner { range, kind, fut, abort, used: AtomicU64::new(0), counters: self.counters.clone(), _lease: lease }))
+    }
+
+    /// Bytes for the caller to wait on, from the budget (see [`pool::MemoryBudget::read`]).
+    fn lease(&self, bytes: u64, interrupted: &dyn Fn() -> bool) -> Result<ReadLease> {
+        let started = Instant::now();
+        let (lease, waited) = pool::budget().read(bytes, &|| {
+            if interrupted() {
+                Err(Error::interrupted("reading"))
+            } else {
+                Ok(())
+            }
+        })?;
+        if waited {
+            add(&self.counters.budget_waits, 1);
+            add(&self.counters.budget_wait_us, started.elapsed().as_micros() as u64);
+        }
+        Ok(lease)
+    }
+}
+
+/// A GET started on the runtime, shared by whoever reads its bytes. Dropping the last copy
+/// cancels it if still running and counts its bytes never read as discarded.
+#[derive(Clone)]
+struct Fetch(Arc<FetchInner>);
+
+struct FetchInner {
+    range: Range<u64>,
+    kind: GetKind,
+    fut: SharedFuture<BoxFuture<'static, Result<Bytes>>>,
+    abort: tokio::task::AbortHandle,
+    /// Bytes handed to callers from it (may count a byte twice).
+    used: AtomicU64,
+    counters: Arc<Counters>,
+    _lease: ReadLease,
+}
+
+impl Drop for FetchInner {
+    fn drop(&mut self) {
+        self.abort.abort();
+        if let Some(Ok(b)) = self.fut.peek() {
+            let len = b.len() as u64;
+            add(&self.counters.bytes_discarded, len - self.used.load(Relaxed).min(len));
+        }
+    }
+}
+
+impl Fetch {
+    fn covers(&self, position: u64) -> bool {
+        self.0.range.contains(&position)
+    }
+
+    fn held(&self) -> u64 {
+        self.0._lease.bytes()
+    }
+
+    /// Copy the bytes from `position` into `buf` (as many as it has), waiting for the GET.
+    fn copy(&self, object: &Object, position: u64, buf: &mut [u8], interrupted: &dyn Fn() -> bool) -> Result<usize> {
+        let bytes = match self.0.fut.peek() {
+            Some(out) => out.clone()?,
+            None => {
+                let started = Instant::now();
+                let out = pool::block_on(object.rt, &format!("reading {}", object.describe()), interrupted, self.0.fut.clone())??;
+                add(&object.counters.waits, 1);
+                add(&object.counters.wait_us, started.elapsed().as_micros() as u64);
+                out
+            }
+        };
+        let from = (position - self.0.range.start) as usize;
+        let n = buf.len().min(bytes.len() - from);
+        buf[..n].copy_from_slice(&bytes[from..from + n]);
+        add(&self.0.used, n as u64);
+        if self.0.kind.prefetched() {
+            add(&object.counters.prefetch_hits, 1);
+        }
+        Ok(n)
+    }
+}
+
+/// Buffers every read kind may use: the whole object, the footer region.
+#[derive(Default)]
+struct Held {
+    fetches: Vec<Fetch>,
+    whole_started: bool,
+}
+
+/// The stream's pattern and its read-ahead window.
+struct Stream {
+    /// Where the last stream read ended.
+    expected: Option<u64>,
+    sequential: bool,
+    /// Bytes to keep fetched or fetching ahead of the position while the pattern holds:
+    /// the block size at first, doubling with every block read through, up to the maximum.
+    ahead: u64,
+    /// Contiguous blocks from the current position on: read-ahead, or the last random GET.
+    window: VecDeque<Fetch>,
+}
+
 /// Reads one object, pinned to the version (ETag) found at open. See the module docs.
 pub struct Reader {
-    _private: (),
+    object: Arc<Object>,
+    policy: ReadPolicy,
+    held: Mutex<Held>,
+    stream: Mutex<Stream>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // No code panics while holding these locks.
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The ranges of one [`Reader::read_ranges`] call, delivered as each completes: iterate (or
@@ -117,26 +402,61 @@ pub struct Reader {
 /// the range's position in the request. The bytes stay held against the memory budget
 /// until dropped. Dropping a `VectoredRead` cancels the GETs not yet done.
 pub struct VectoredRead {
-    _private: (),
+    rx: tokio::sync::mpsc::UnboundedReceiver<(usize, Result<Bytes>)>,
+    count: usize,
+    remaining: usize,
+    object: Arc<Object>,
+    task: Option<tokio::task::AbortHandle>,
+    lease: Arc<Option<ReadLease>>,
+}
+
+/// Delivered bytes with the lease that holds them.
+struct Leased(Bytes, #[allow(dead_code)] Arc<Option<ReadLease>>);
+
+impl AsRef<[u8]> for Leased {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 impl VectoredRead {
     /// Ranges asked for.
     pub fn len(&self) -> usize {
-        0
+        self.count
     }
 
     /// True when no range was asked for.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.count == 0
     }
 
     /// The next range to complete, blocking until one does; `None` once every range was
     /// delivered. An error (a GET that failed after retries, an object changed since open)
     /// is delivered once; the ranges after it are then not delivered.
     pub fn next_with(&mut self, interrupted: &dyn Fn() -> bool) -> Option<Result<(usize, Bytes)>> {
-        let _ = interrupted;
-        None
+        if self.remaining == 0 {
+            return None;
+        }
+        let what = format!("reading ranges of {}", self.object.describe());
+        let got = match pool::block_on(self.object.rt, &what, interrupted, self.rx.recv()) {
+            Err(e) => return Some(Err(e)),
+            Ok(got) => got,
+        };
+        match got {
+            Some((i, Ok(b))) => {
+                self.remaining -= 1;
+                add(&self.object.counters.bytes_read, b.len() as u64);
+                Some(Ok((i, Bytes::from_owner(Leased(b, self.lease.clone())))))
+            }
+            Some((_, Err(e))) => {
+                self.remaining = 0;
+                Some(Err(e))
+            }
+            None => {
+                self.remaining = 0;
+                Some(Err(Error::new(ErrorKind::Io, format!("{what}: the reads stopped"))))
+            }
+        }
     }
 }
 
@@ -148,13 +468,36 @@ impl Iterator for VectoredRead {
     }
 }
 
+impl Drop for VectoredRead {
+    fn drop(&mut self) {
+        if let Some(t) = &self.task {
+            t.abort();
+        }
+    }
+}
+
+/// True for a key whose name says it is a columnar file.
+fn columnar_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k.ends_with(".parquet") || k.ends_with(".orc")
+}
+
+/// `etag` as S3 sends it, in double quotes.
+fn quoted(etag: &str) -> String {
+    if etag.starts_with('"') || etag.starts_with("W/") {
+        etag.to_string()
+    } else {
+        format!("\"{etag}\"")
+    }
+}
+
 impl Reader {
     /// Open `s3://bucket/key` for reading, with the endpoint, credentials and read settings of
     /// `settings` (the same keys as [`Writer::open`](crate::Writer::open), plus
     /// [`crate::config::read`]'s).
     ///
-    /// Sends one HEAD unless `options` give both length and ETag, and a footer GET for a
-    /// columnar read. Errors: [`ErrorKind::NotFound`] naming the key when there is no
+    /// Sends one HEAD unless `options` give both length and ETag, and starts the footer GET
+    /// of a columnar read. Errors: [`ErrorKind::NotFound`] naming the key when there is no
     /// object; [`ErrorKind::InvalidArgument`] for a bad bucket, key or setting (naming the
     /// key); [`ErrorKind::Unsupported`] for settings the native reader cannot honour; S3's
     /// other answers.
@@ -164,34 +507,122 @@ impl Reader {
 
     /// [`Reader::open`], polling `interrupted`.
     pub fn open_with(bucket: &str, key: &str, settings: &Settings, options: ReadOptions, interrupted: &dyn Fn() -> bool) -> Result<Reader> {
-        let _ = (bucket, key, settings, options, interrupted);
-        Err(Error::new(ErrorKind::Unsupported, "the native reader is not built yet"))
+        if key.is_empty() || key.starts_with('/') {
+            return Err(Error::invalid_argument(format!("object key '{key}' must be non-empty without a leading '/'")));
+        }
+        let config = WriterConfig::resolve(settings, bucket)?;
+        let read = ReadConfig::resolve(settings, bucket)?;
+        let path = s3::object_path(key)?;
+        let rt = pool::apply_process_settings(&config);
+        let store = pool::store(&config.store)?;
+        let counters = Arc::new(Counters::default());
+        let describe = format!("s3://{bucket}/{key}");
+        let referer = config.audit_referrer.as_deref().and_then(|r| object_store::HeaderValue::from_str(r).ok());
+        let (length, etag) = match (options.length, &options.etag) {
+            (Some(l), Some(e)) => (l, quoted(e)),
+            _ => {
+                add(&counters.head_requests, 1);
+                let head = GetOptions { head: true, ..Default::default() };
+                let found = pool::block_on(rt, &format!("opening {describe}"), interrupted, {
+                    let store = store.clone();
+                    let path = path.clone();
+                    let referer = referer.clone();
+                    async move { pool::with_referer(referer, async { store.s3.get_opts(&path, head).await }).await }
+                })?;
+                let meta = match found {
+                    Ok(r) => r.meta,
+                    Err(object_store::Error::NotFound { .. }) => {
+                        return Err(Error::new(ErrorKind::NotFound, format!("{describe}: no such object")))
+                    }
+                    Err(e) => return Err(Error::from_store(format_args!("HeadObject {describe}"), &e, &store.config.secrets())),
+                };
+                let etag = meta.e_tag.ok_or_else(|| Error::new(ErrorKind::Io, format!("HeadObject {describe} returned no ETag")))?;
+                (options.length.unwrap_or(meta.size), quoted(&etag))
+            }
+        };
+        let policy = match options.policy.unwrap_or(read.policy) {
+            ReadPolicy::Adaptive if columnar_key(key) => ReadPolicy::Columnar,
+            p => p,
+        };
+        let ahead = read.block_size;
+        let object = Arc::new(Object {
+            bucket: bucket.to_string(),
+            key: key.to_string(),
+            path,
+            store,
+            rt,
+            config: read,
+            length,
+            etag,
+            referer,
+            counters,
+        });
+        let reader = Reader {
+            object,
+            policy,
+            held: Mutex::new(Held::default()),
+            stream: Mutex::new(Stream { expected: None, sequential: false, ahead, window: VecDeque::new() }),
+        };
+        let c = &reader.object.config;
+        if policy == ReadPolicy::Columnar && c.footer_size > 0 && length > c.small_object_size && length <= c.footer_max_object_size {
+            let start = length - c.footer_size.min(length);
+            let lease = reader.object.lease(length - start, interrupted)?;
+            let f = reader.object.start(start..length, GetKind::Footer, lease);
+            lock(&reader.held).fetches.push(f);
+        }
+        Ok(reader)
     }
 
     /// The bucket read from.
     pub fn bucket(&self) -> &str {
-        ""
+        &self.object.bucket
     }
 
     /// The object key read from.
     pub fn key(&self) -> &str {
-        ""
+        &self.object.key
     }
 
     /// The object's length in bytes.
     pub fn length(&self) -> u64 {
-        0
+        self.object.length
     }
 
-    /// The ETag every GET is pinned to.
+    /// The ETag every GET is pinned to, in double quotes as S3 sends it.
     pub fn etag(&self) -> &str {
-        ""
+        &self.object.etag
     }
 
     /// The read policy in force (the caller's, the settings', or `Columnar` for a
     /// `.parquet`/`.orc` key read adaptively).
     pub fn policy(&self) -> ReadPolicy {
-        ReadPolicy::Adaptive
+        self.policy
+    }
+
+    /// A held buffer (whole object, footer) with the byte at `position`.
+    fn held_at(&self, position: u64) -> Option<Fetch> {
+        lock(&self.held).fetches.iter().find(|f| f.covers(position)).cloned()
+    }
+
+    /// The whole object, fetched once, when it is small; else `None`.
+    fn whole(&self, interrupted: &dyn Fn() -> bool) -> Result<Option<Fetch>> {
+        let length = self.object.length;
+        if length == 0 || length > self.object.config.small_object_size {
+            return Ok(None);
+        }
+        {
+            let mut held = lock(&self.held);
+            if held.whole_started {
+                return Ok(None);
+            }
+            held.whole_started = true;
+        }
+        let lease = self.object.lease(length, interrupted)?;
+        let f = self.object.start(0..length, GetKind::Whole, lease);
+        let mut held = lock(&self.held);
+        // The whole object makes any footer buffer redundant.
+        held.fetches = vec![f.clone()];
+        Ok(Some(f))
     }
 
     /// Stream read: up to `buf.len()` bytes at `position` into `buf`, filling it unless the
@@ -207,37 +638,287 @@ impl Reader {
 
     /// [`Reader::read`], polling `interrupted`.
     pub fn read_with(&mut self, position: u64, buf: &mut [u8], interrupted: &dyn Fn() -> bool) -> Result<usize> {
-        let _ = (position, buf, interrupted);
-        Err(Error::new(ErrorKind::Unsupported, "the native reader is not built yet"))
+        let o = self.object.clone();
+        add(&o.counters.read_operations, 1);
+        if position >= o.length || buf.is_empty() {
+            return Ok(0);
+        }
+        let want = buf.len().min((o.length - position).min(usize::MAX as u64) as usize);
+        let always = matches!(self.policy, ReadPolicy::Sequential | ReadPolicy::WholeFile);
+        {
+            let mut st = lock(&self.stream);
+            match st.expected {
+                Some(e) if e == position => st.sequential |= self.policy != ReadPolicy::Random,
+                Some(_) => {
+                    add(&o.counters.seeks, 1);
+                    st.sequential = always;
+                    st.ahead = o.config.block_size;
+                }
+                None => st.sequential = always || (self.policy == ReadPolicy::Adaptive && position == 0),
+            }
+            if self.policy == ReadPolicy::WholeFile {
+                st.ahead = o.config.ahead_max_size;
+            }
+        }
+        let mut done = 0;
+        while done < want {
+            let at = position + done as u64;
+            if let Some(f) = self.held_at(at) {
+                done += f.copy(&o, at, &mut buf[done..want], interrupted)?;
+                continue;
+            }
+            let in_window = {
+                let mut st = lock(&self.stream);
+                while st.window.front().is_some_and(|f| f.0.range.end <= at) {
+                    st.window.pop_front();
+                    if st.sequential {
+                        st.ahead = st.ahead.saturating_mul(2).min(o.config.ahead_max_size);
+                    }
+                }
+                match st.window.front() {
+                    Some(f) if f.covers(at) => Some(f.clone()),
+                    _ => {
+                        st.window.clear();
+                        None
+                    }
+                }
+            };
+            if let Some(f) = in_window {
+                done += f.copy(&o, at, &mut buf[done..want], interrupted)?;
+                continue;
+            }
+            add(&o.counters.prefetch_misses, 1);
+            if self.whole(interrupted)?.is_some() {
+                continue;
+            }
+            let sequential = lock(&self.stream).sequential;
+            let left = (want - done) as u64;
+            let f = if sequential {
+                let size = o.config.block_size.max(left).min(o.length - at);
+                o.start(at..at + size, GetKind::ReadAhead, o.lease(size, interrupted)?)
+            } else {
+                let size = left.max(o.config.min_read_size).min(o.length - at);
+                o.start(at..at + size, GetKind::Random, o.lease(size, interrupted)?)
+            };
+            let mut st = lock(&self.stream);
+            st.window.push_back(f);
+            if sequential {
+                self.top_up(&mut st, at);
+            }
+        }
+        add(&o.counters.bytes_read, done as u64);
+        let mut st = lock(&self.stream);
+        st.expected = Some(position + done as u64);
+        if st.sequential && !st.window.is_empty() {
+            self.top_up(&mut st, position + done as u64);
+        }
+        Ok(done)
+    }
+
+    /// Start read-ahead GETs of one block each after the window's last, in parallel, until
+    /// the window reaches `ahead` bytes past `at`, while the budget has the bytes free.
+    fn top_up(&self, st: &mut Stream, at: u64) {
+        let o = &self.object;
+        let Some(mut next) = st.window.back().map(|f| f.0.range.end) else { return };
+        while next < o.length && next.saturating_sub(at) < st.ahead {
+            let size = o.config.block_size.min(o.length - next);
+            let Some(lease) = pool::budget().try_read(size) else {
+                add(&o.counters.read_ahead_skipped, 1);
+                return;
+            };
+            st.window.push_back(o.start(next..next + size, GetKind::ReadAhead, lease));
+            next += size;
+        }
     }
 
     /// Positioned read (pread): as [`Reader::read`], but it never moves or starts the
-    /// read-ahead window; served from bytes already held where it can, else by one GET of
-    /// exactly what it asks.
+    /// read-ahead window; served from bytes already held (whole object, footer, read-ahead
+    /// blocks) where it can, else by one GET of exactly what it asks.
     pub fn read_at(&self, position: u64, buf: &mut [u8]) -> Result<usize> {
         self.read_at_with(position, buf, &|| false)
     }
 
     /// [`Reader::read_at`], polling `interrupted`.
     pub fn read_at_with(&self, position: u64, buf: &mut [u8], interrupted: &dyn Fn() -> bool) -> Result<usize> {
-        let _ = (position, buf, interrupted);
-        Err(Error::new(ErrorKind::Unsupported, "the native reader is not built yet"))
+        let o = &self.object;
+        add(&o.counters.pread_operations, 1);
+        if position >= o.length || buf.is_empty() {
+            return Ok(0);
+        }
+        let want = buf.len().min((o.length - position).min(usize::MAX as u64) as usize);
+        let mut done = 0;
+        while done < want {
+            let at = position + done as u64;
+            let found = self.held_at(at).or_else(|| lock(&self.stream).window.iter().find(|f| f.covers(at)).cloned());
+            if let Some(f) = found {
+                done += f.copy(o, at, &mut buf[done..want], interrupted)?;
+                continue;
+            }
+            add(&o.counters.prefetch_misses, 1);
+            if self.whole(interrupted)?.is_some() {
+                continue;
+            }
+            let end = position + want as u64;
+            let f = o.start(at..end, GetKind::Pread, o.lease(end - at, interrupted)?);
+            done += f.copy(o, at, &mut buf[done..want], interrupted)?;
+        }
+        add(&o.counters.bytes_read, done as u64);
+        Ok(done)
     }
 
     /// Vectored read of `ranges` (any order, may overlap; each must end within the object):
     /// planned and started at once, delivered as each completes (see [`VectoredRead`]).
     /// Errors: [`ErrorKind::InvalidArgument`] for a range past the end or reversed, naming it.
     pub fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<VectoredRead> {
-        let _ = ranges;
-        Err(Error::new(ErrorKind::Unsupported, "the native reader is not built yet"))
+        self.read_ranges_with(ranges, &|| false)
+    }
+
+    /// [`Reader::read_ranges`], polling `interrupted` while it waits for the budget.
+    pub fn read_ranges_with(&self, ranges: &[Range<u64>], interrupted: &dyn Fn() -> bool) -> Result<VectoredRead> {
+        let o = self.object.clone();
+        for (i, r) in ranges.iter().enumerate() {
+            if r.start > r.end || r.end > o.length {
+                return Err(Error::invalid_argument(format!(
+                    "range {i} ({}..{}) of a vectored read of {} is {}",
+                    r.start,
+                    r.end,
+                    o.describe(),
+                    if r.start > r.end { "reversed".to_string() } else { format!("past the end ({} bytes)", o.length) }
+                )));
+            }
+        }
+        add(&o.counters.vectored_operations, 1);
+        add(&o.counters.vectored_ranges, ranges.len() as u64);
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut vr = VectoredRead { rx, count: ranges.len(), remaining: ranges.len(), object: o.clone(), task: None, lease: Arc::new(None) };
+        // Ranges within a buffer held already (or the small object, fetched whole now) are
+        // cut from it; the rest are planned.
+        if !ranges.iter().all(|r| r.is_empty()) {
+            let _ = self.whole(interrupted)?;
+        }
+        let mut from_held = Vec::new();
+        let mut rest = Vec::new();
+        for (i, r) in ranges.iter().enumerate() {
+            match self.held_at(r.start).filter(|f| r.end <= f.0.range.end) {
+                Some(f) if !r.is_empty() => from_held.push((i, r.clone(), f)),
+                _ => rest.push((i, r.clone())),
+            }
+        }
+        let wanted: Vec<Range<u64>> = rest.iter().map(|(_, r)| r.clone()).collect();
+        let p = plan::plan(&wanted, o.config.vectored_hole_size, o.config.vectored_max_request_size);
+        let total: u64 = p.gets.iter().map(|g| g.end - g.start).sum();
+        if total > 0 {
+            vr.lease = Arc::new(Some(o.lease(total, interrupted)?));
+        }
+        add(&o.counters.gets_vectored, p.gets.len() as u64);
+        let active = o.config.vectored_active_reads;
+        let task = o.rt.spawn(vectored(o.clone(), p, rest, from_held, active, tx));
+        vr.task = Some(task.abort_handle());
+        Ok(vr)
     }
 
     /// Drop every buffer (read-ahead, whole object, footer) and end the read-ahead pattern,
     /// keeping the open state (length, ETag): the next read fetches again.
-    pub fn unbuffer(&mut self) {}
+    pub fn unbuffer(&mut self) {
+        *lock(&self.held) = Held::default();
+        let mut st = lock(&self.stream);
+        st.window.clear();
+        st.expected = None;
+        st.sequential = false;
+        st.ahead = self.object.config.block_size;
+    }
 
     /// The reader's figures so far.
     pub fn statistics(&self) -> ReadStatistics {
-        ReadStatistics::default()
+        let held: u64 = lock(&self.held).fetches.iter().map(Fetch::held).sum();
+        let window: u64 = lock(&self.stream).window.iter().map(Fetch::held).sum();
+        self.object.counters.snapshot(held + window)
     }
+}
+
+/// Run the GETs of a vectored read, `active` at once, and send each range as soon as the
+/// GETs covering it are in; ranges cut from held buffers go first.
+async fn vectored(
+    o: Arc<Object>,
+    p: plan::Plan,
+    ranges: Vec<(usize, Range<u64>)>,
+    from_held: Vec<(usize, Range<u64>, Fetch)>,
+    active: usize,
+    tx: tokio::sync::mpsc::UnboundedSender<(usize, Result<Bytes>)>,
+) {
+    for (i, r, f) in from_held {
+        let out = f.0.fut.clone().await.map(|b| {
+            let from = (r.start - f.0.range.start) as usize;
+            add(&f.0.used, r.end - r.start);
+            b.slice(from..from + (r.end - r.start) as usize)
+        });
+        if f.0.kind.prefetched() {
+            add(&o.counters.prefetch_hits, 1);
+        }
+        let failed = out.is_err();
+        let _ = tx.send((i, out));
+        if failed {
+            return;
+        }
+    }
+    // Empty ranges need no GET.
+    let mut pending: Vec<(usize, Range<u64>, Range<usize>)> = Vec::new();
+    for ((i, r), cover) in ranges.into_iter().zip(p.covers.iter().cloned()) {
+        if cover.is_empty() {
+            let _ = tx.send((i, Ok(Bytes::new())));
+        } else {
+            pending.push((i, r, cover));
+        }
+    }
+    let mut got: Vec<Option<Bytes>> = vec![None; p.gets.len()];
+    let mut gets = futures::stream::iter(p.gets.iter().cloned().enumerate())
+        .map(|(gi, g)| {
+            let o = o.clone();
+            async move { (gi, o.get(g).await) }
+        })
+        .buffer_unordered(active.max(1));
+    let mut used = 0u64;
+    while let Some((gi, out)) = gets.next().await {
+        match out {
+            Ok(b) => got[gi] = Some(b),
+            Err(e) => {
+                let _ = tx.send((usize::MAX, Err(e)));
+                return;
+            }
+        }
+        let mut k = 0;
+        while k < pending.len() {
+            let (i, r, cover) = pending[k].clone();
+            if !cover.clone().all(|g| got[g].is_some()) {
+                k += 1;
+                continue;
+            }
+            pending.swap_remove(k);
+            used += r.end - r.start;
+            let piece = |g: usize| -> Bytes {
+                let (range, b) = (&p.gets[g], got[g].as_ref().expect("checked above"));
+                let from = r.start.max(range.start) - range.start;
+                let to = r.end.min(range.end) - range.start;
+                b.slice(from as usize..to as usize)
+            };
+            let bytes = if cover.len() == 1 {
+                piece(cover.start)
+            } else {
+                let mut all = Vec::with_capacity((r.end - r.start) as usize);
+                for g in cover {
+                    all.extend_from_slice(&piece(g));
+                }
+                Bytes::from(all)
+            };
+            let _ = tx.send((i, Ok(bytes)));
+        }
+        // A GET no range still waits on is let go.
+        for (g, slot) in got.iter_mut().enumerate() {
+            if slot.is_some() && !pending.iter().any(|(_, _, c)| c.contains(&g)) {
+                *slot = None;
+            }
+        }
+    }
+    let fetched: u64 = p.gets.iter().map(|g| g.end - g.start).sum();
+    add(&o.counters.bytes_discarded, fetched.saturating_sub(used));
 }

@@ -8,9 +8,8 @@
 //! | `fs.s3a.native.read.small.object.size` | an object of at most this size is fetched whole at the first read (0: never) | 8 MiB (AAL's default) |
 //! | `fs.s3a.native.read.footer.size` | bytes at the end of a columnar file fetched at open (0: none) | 1 MiB + 32 KiB (AAL's Parquet tail) |
 //! | `fs.s3a.native.read.footer.max.object.size` | objects larger than this get no footer prefetch | 1 GiB (AAL's) |
-//! | `fs.s3a.native.read.block.size` | the first read-ahead block of a sequential pattern | 8 MiB (AAL's) |
-//! | `fs.s3a.native.read.block.max.size` | read-ahead blocks double while the pattern holds, up to this | 64 MiB |
-//! | `fs.s3a.native.read.ahead.blocks` | read-ahead blocks fetched in parallel | 4 |
+//! | `fs.s3a.native.read.block.size` | one read-ahead GET; also the read-ahead window when a sequential pattern starts | 8 MiB (AAL's) |
+//! | `fs.s3a.native.read.ahead.max.size` | the read-ahead window doubles with every block read through while the pattern holds, up to this; its blocks are fetched in parallel | 64 MiB |
 //! | `fs.s3a.native.read.min.size` | the smallest GET a random stream read sends | `fs.s3a.readahead.range`, else 64 KiB (S3A's) |
 //! | `fs.s3a.native.read.vectored.hole.size` | vectored ranges closer than this are fetched by one GET | `fs.s3a.vectored.read.min.seek.size`, else 1 MiB (AAL's) |
 //! | `fs.s3a.native.read.vectored.max.request.size` | a coalesced or single range larger than this is split into GETs of this size | `fs.s3a.vectored.read.max.merged.size`, else 16 MiB |
@@ -37,8 +36,8 @@ pub enum ReadPolicy {
     /// Columnar files (Parquet, ORC, vectored readers): the footer region is fetched at open;
     /// stream reads otherwise as `Random`.
     Columnar,
-    /// The whole object is read: one GET of it all at the first read (as large as the budget
-    /// allows, else sequential read-ahead).
+    /// The whole object is read, start to end: sequential, with the read-ahead window at its
+    /// maximum from the first read.
     WholeFile,
 }
 
@@ -71,8 +70,7 @@ pub struct ReadConfig {
     pub footer_size: u64,
     pub footer_max_object_size: u64,
     pub block_size: u64,
-    pub block_max_size: u64,
-    pub ahead_blocks: usize,
+    pub ahead_max_size: u64,
     pub min_read_size: u64,
     pub vectored_hole_size: u64,
     pub vectored_max_request_size: u64,
@@ -87,8 +85,7 @@ impl Default for ReadConfig {
             footer_size: MIB + 32 * 1024,
             footer_max_object_size: 1 << 30,
             block_size: 8 * MIB,
-            block_max_size: 64 * MIB,
-            ahead_blocks: 4,
+            ahead_max_size: 64 * MIB,
             min_read_size: 64 * 1024,
             vectored_hole_size: MIB,
             vectored_max_request_size: 16 * MIB,
@@ -154,8 +151,7 @@ impl ReadConfig {
             footer_size: either("native.read.footer.size", None, d.footer_size)?,
             footer_max_object_size: either("native.read.footer.max.object.size", None, d.footer_max_object_size)?,
             block_size: either("native.read.block.size", None, d.block_size)?,
-            block_max_size: either("native.read.block.max.size", None, d.block_max_size)?,
-            ahead_blocks: count("native.read.ahead.blocks", None, d.ahead_blocks)?,
+            ahead_max_size: either("native.read.ahead.max.size", None, d.ahead_max_size)?,
             min_read_size: either("native.read.min.size", Some("readahead.range"), d.min_read_size)?,
             vectored_hole_size: either("native.read.vectored.hole.size", Some("vectored.read.min.seek.size"), d.vectored_hole_size)?,
             vectored_max_request_size: either(
@@ -168,10 +164,10 @@ impl ReadConfig {
         if c.block_size == 0 {
             return Err(Error::invalid_setting(&key("native.read.block.size"), "must be at least 1 byte"));
         }
-        if c.block_max_size < c.block_size {
+        if c.ahead_max_size < c.block_size {
             return Err(Error::invalid_setting(
-                &key("native.read.block.max.size"),
-                format!("{} B is below the block size {} B", c.block_max_size, c.block_size),
+                &key("native.read.ahead.max.size"),
+                format!("{} B is below the block size {} B", c.ahead_max_size, c.block_size),
             ));
         }
         if c.vectored_max_request_size == 0 {
