@@ -88,16 +88,23 @@ class NativeS3AInputStream extends FSInputStream
      * vectored reads and this jar was built with them (src/main/vectored), else this class.
      */
     static NativeS3AInputStream create(S3NativeInputStream in, FileSystem.Statistics fsStatistics,
-            IOStatisticsAggregator fsIOStatistics) {
+            IOStatisticsAggregator fsIOStatistics, AtomicLong fsNativeBytes) {
+        NativeS3AInputStream s;
         if (VECTORED != null) {
             try {
-                return (NativeS3AInputStream) VECTORED.newInstance(in, fsStatistics, fsIOStatistics);
+                s = (NativeS3AInputStream) VECTORED.newInstance(in, fsStatistics, fsIOStatistics);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException("s3native: cannot create the vectored input stream", e);
             }
+        } else {
+            s = new NativeS3AInputStream(in, fsStatistics, fsIOStatistics);
         }
-        return new NativeS3AInputStream(in, fsStatistics, fsIOStatistics);
+        s.fsNativeBytes = fsNativeBytes;
+        return s;
     }
+
+    /** The filesystem's total of native bytes read, added at close; may be null. */
+    private AtomicLong fsNativeBytes;
 
     private static final java.lang.reflect.Constructor<?> VECTORED = vectoredConstructor();
 
@@ -289,6 +296,9 @@ class NativeS3AInputStream extends FSInputStream
         IOStatisticsSnapshot last = snapshot(true);
         atClose = last;
         in.close();
+        if (fsNativeBytes != null) {
+            fsNativeBytes.addAndGet(last.counters().getOrDefault("stream_read_bytes", 0L));
+        }
         if (fsIOStatistics != null) {
             try {
                 fsIOStatistics.aggregate(last);
