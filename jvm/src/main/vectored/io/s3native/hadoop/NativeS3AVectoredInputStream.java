@@ -1,7 +1,9 @@
 package io.s3native.hadoop;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -21,8 +23,9 @@ import io.s3native.S3NativeInputStream;
  * {@link NativeS3AInputStream} with Hadoop's vectored reads, on the lines that have them
  * (FileRange, 3.3.5+: here 3.4.x and 3.5.0; compiled from {@code src/main/vectored} by those
  * profiles only). The ranges are validated and checked against the object's length as
- * Hadoop's {@link VectoredReadUtils#validateAndSortRanges} says (overlaps:
- * IllegalArgumentException; past the end: EOFException), each range gets its buffer from the
+ * Hadoop's {@link VectoredReadUtils#validateAndSortRanges} says (overlaps and negative
+ * ranges fail the call), a range past the end fails its future with EOFException (as S3A's),
+ * each range gets its buffer from the
  * allocator at the call, and the native reader plans, fetches and delivers them: each
  * range's future completes as its bytes arrive (the buffer's limit at the range's end, its
  * position where the allocator left it); a failure fails the ranges not yet delivered.
@@ -46,8 +49,20 @@ final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
     @Override
     public void readVectored(List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate) throws IOException {
         checkNotClosed();
-        VectoredReadUtils.validateAndSortRanges(ranges, Optional.of(length()));
-        int n = ranges.size();
+        // As S3A: overlaps and bad ranges fail the call; a range past the end fails its own future.
+        VectoredReadUtils.validateAndSortRanges(ranges, Optional.empty());
+        List<FileRange> inside = new ArrayList<>();
+        for (FileRange r : ranges) {
+            CompletableFuture<ByteBuffer> f = new CompletableFuture<>();
+            r.setData(f);
+            if (r.getOffset() + r.getLength() > length()) {
+                f.completeExceptionally(new EOFException("Range [" + r.getOffset() + "-" + (r.getOffset() + r.getLength())
+                        + ") extends beyond the end of " + this + " (" + length() + " bytes)"));
+            } else {
+                inside.add(r);
+            }
+        }
+        int n = inside.size();
         if (n == 0) {
             return;
         }
@@ -57,11 +72,10 @@ final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
         @SuppressWarnings("unchecked")
         CompletableFuture<ByteBuffer>[] futures = new CompletableFuture[n];
         for (int i = 0; i < n; i++) {
-            FileRange r = ranges.get(i);
+            FileRange r = inside.get(i);
             offsets[i] = r.getOffset();
             lengths[i] = r.getLength();
-            futures[i] = new CompletableFuture<>();
-            r.setData(futures[i]);
+            futures[i] = r.getData();
         }
         for (int i = 0; i < n; i++) {
             buffers[i] = allocate.apply(lengths[i]);
