@@ -10,6 +10,8 @@
  * into C. Credentials: the settings' keys, else object_store's default chain (environment,
  * web identity, container credentials, instance metadata), or a callback
  * (s3n_credentials_new, passed to the *_with_credentials calls; free it after its writers).
+ * Reading: s3n_reader_open -> s3n_reader_read / s3n_reader_pread / s3n_reader_read_ranges
+ * (then s3n_vectored_next until the index is SIZE_MAX, s3n_vectored_free) -> s3n_reader_free.
  */
 
 #ifndef S3NATIVE_H
@@ -79,8 +81,16 @@ typedef struct s3n_credentials_out s3n_credentials_out;
 // An error (opaque).
 typedef struct s3n_error s3n_error;
 
+// An open reader (opaque). `s3n_reader_read` and `s3n_reader_unbuffer` are serialised;
+// `s3n_reader_pread`, `s3n_reader_read_ranges` and the accessors may run from several
+// threads at once.
+typedef struct s3n_reader s3n_reader;
+
 // The result of a closed writer (opaque).
 typedef struct s3n_result s3n_result;
+
+// The ranges of one vectored read, delivered as each completes (opaque).
+typedef struct s3n_vectored s3n_vectored;
 
 // An open writer (opaque).
 typedef struct s3n_writer s3n_writer;
@@ -404,6 +414,121 @@ int32_t s3n_validate(const char *bucket,
                      const struct s3n_credentials *credentials,
                      char **json,
                      struct s3n_error **err);
+
+// Open `s3://bucket/key` for reading into `*out` (free with `s3n_reader_free`), with the
+// settings of `s3n_writer_open` plus the read settings (`fs.s3a.native.read.*`, S3A's
+// `fs.s3a.readahead.range`, `fs.s3a.vectored.read.*`) and `credentials` (NULL: from the
+// settings or the default chain). `options_json` (NULL: none) names what the caller knows,
+// every field optional: `{"policy": "ADAPTIVE"|"SEQUENTIAL"|"RANDOM"|"COLUMNAR"|"WHOLE_FILE",
+// "length": bytes, "etag": "..."}`; with length and ETag no HEAD is sent. Every GET is
+// pinned to the ETag (If-Match).
+//
+// Errors: `S3N_ERR_NOT_FOUND` naming the key when there is no object,
+// `S3N_ERR_INVALID_ARGUMENT` (bad bucket, key, setting or options), `S3N_ERR_UNSUPPORTED`.
+//
+// # Safety
+// As `s3n_writer_open_with_credentials`; `options_json` NULL or a valid string; `out` a
+// valid `s3n_reader **`.
+int32_t s3n_reader_open(const char *bucket,
+                        const char *key,
+                        const char *const *keys,
+                        const char *const *values,
+                        size_t n,
+                        const struct s3n_credentials *credentials,
+                        const char *options_json,
+                        struct s3n_reader **out,
+                        struct s3n_error **err);
+
+// The object's length in bytes (0 for NULL).
+//
+// # Safety
+// `reader` is a live reader or NULL.
+uint64_t s3n_reader_length(const struct s3n_reader *reader);
+
+// The ETag every GET is pinned to, in double quotes (owned by the reader).
+//
+// # Safety
+// `reader` is a live reader.
+const char *s3n_reader_etag(const struct s3n_reader *reader);
+
+// Stream read: up to `len` bytes at `position` into `buf`, `*n` the bytes read (0 at or past
+// the end); fills `buf` unless the object ends first. Drives sequential detection and
+// read-ahead. Errors: `S3N_ERR_IO` naming the key when the object changed since open or a
+// GET failed, `S3N_ERR_NOT_FOUND` when it was deleted.
+//
+// # Safety
+// `reader` is a live reader; `buf` points to `len` writable bytes; `n` is a valid pointer.
+int32_t s3n_reader_read(struct s3n_reader *reader,
+                        uint64_t position,
+                        uint8_t *buf,
+                        size_t len,
+                        size_t *n,
+                        struct s3n_error **err);
+
+// Positioned read (pread): as `s3n_reader_read`, but the read-ahead window is left alone.
+//
+// # Safety
+// As `s3n_reader_read`.
+int32_t s3n_reader_pread(const struct s3n_reader *reader,
+                         uint64_t position,
+                         uint8_t *buf,
+                         size_t len,
+                         size_t *n,
+                         struct s3n_error **err);
+
+// Drop the reader's buffers (read-ahead, whole object, footer), keeping it open.
+//
+// # Safety
+// `reader` is a live reader or NULL.
+void s3n_reader_unbuffer(struct s3n_reader *reader);
+
+// The reader's statistics as JSON by name (`bytes_read`, `gets_whole`, `gets_footer`,
+// `gets_read_ahead`, `gets_random`, `gets_pread`, `gets_vectored`, `bytes_discarded`,
+// `prefetch_hits`, `waits`, ...); free with `s3n_string_free`. NULL for a NULL reader.
+//
+// # Safety
+// `reader` is a live reader or NULL.
+char *s3n_reader_statistics_json(const struct s3n_reader *reader);
+
+// Free a reader (its buffers go back to the memory budget); NULL is ignored.
+//
+// # Safety
+// `reader` came from `s3n_reader_open` and is not used after this call.
+void s3n_reader_free(struct s3n_reader *reader);
+
+// Start a vectored read of the `n` ranges `[starts[i], ends[i])` into `*out` (free with
+// `s3n_vectored_free`): planned together (coalesced across small holes, large ones split),
+// fetched in parallel, delivered by `s3n_vectored_next` as each completes. Errors:
+// `S3N_ERR_INVALID_ARGUMENT` for a reversed range or one past the end.
+//
+// # Safety
+// `reader` is a live reader; `starts` and `ends` point to `n` values (may be NULL if `n` is
+// 0); `out` is a valid `s3n_vectored **`.
+int32_t s3n_reader_read_ranges(const struct s3n_reader *reader,
+                               const uint64_t *starts,
+                               const uint64_t *ends,
+                               size_t n,
+                               struct s3n_vectored **out,
+                               struct s3n_error **err);
+
+// The next range to complete, blocking until one does: `*index` is its position in the
+// request, `*data`/`*len` its bytes (owned by `vectored`, valid until the next call or
+// `s3n_vectored_free`). When every range was delivered, `*index` is `SIZE_MAX` and `*len`
+// 0. A failed GET (or an object changed since open) is reported once, as an error.
+//
+// # Safety
+// `vectored` is live; `index`, `data` and `len` are valid pointers.
+int32_t s3n_vectored_next(struct s3n_vectored *vectored,
+                          size_t *index,
+                          const uint8_t **data,
+                          size_t *len,
+                          struct s3n_error **err);
+
+// Free a vectored read (GETs not done are cancelled); NULL is ignored.
+//
+// # Safety
+// `vectored` came from `s3n_reader_read_ranges` and is not used afterwards.
+void s3n_vectored_free(struct s3n_vectored *vectored);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -24,11 +24,11 @@ use std::ffi::{c_char, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, UNIX_EPOCH};
 
 use crate::error::{Error, ErrorKind};
-use crate::{CredentialSource, Credentials, Mode, Settings, SharedCredentials, SharedWriter, UploadResult, Writer};
+use crate::{CredentialSource, Credentials, Mode, ReadOptions, Reader, Settings, SharedCredentials, SharedWriter, UploadResult, VectoredRead, Writer};
 
 /// Success.
 pub const S3N_OK: i32 = 0;
@@ -797,6 +797,257 @@ pub unsafe extern "C" fn s3n_validate(
         *json = cstring(&text).into_raw();
         Ok(())
     })
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+/// An open reader (opaque). `s3n_reader_read` and `s3n_reader_unbuffer` are serialised;
+/// `s3n_reader_pread`, `s3n_reader_read_ranges` and the accessors may run from several
+/// threads at once.
+pub struct S3nReader {
+    reader: RwLock<Reader>,
+    etag: CString,
+}
+
+/// The ranges of one vectored read, delivered as each completes (opaque).
+pub struct S3nVectored {
+    read: VectoredRead,
+    /// The bytes `s3n_vectored_next` last handed out, valid until the next call.
+    current: Option<bytes::Bytes>,
+}
+
+/// # Safety
+/// `r` is a reader from s3n_reader_open not yet freed, or NULL.
+unsafe fn reader_arg<'a>(r: *const S3nReader) -> Result<&'a S3nReader, Error> {
+    r.as_ref().ok_or_else(|| Error::invalid_argument("reader is NULL"))
+}
+
+/// # Safety
+/// `buf` points to `len` writable bytes (may be NULL if `len` is 0).
+unsafe fn buf_arg<'a>(buf: *mut u8, len: usize) -> Result<&'a mut [u8], Error> {
+    if buf.is_null() && len > 0 {
+        return Err(Error::invalid_argument("buf is NULL"));
+    }
+    Ok(if len == 0 { &mut [][..] } else { std::slice::from_raw_parts_mut(buf, len) })
+}
+
+/// Open `s3://bucket/key` for reading into `*out` (free with `s3n_reader_free`), with the
+/// settings of `s3n_writer_open` plus the read settings (`fs.s3a.native.read.*`, S3A's
+/// `fs.s3a.readahead.range`, `fs.s3a.vectored.read.*`) and `credentials` (NULL: from the
+/// settings or the default chain). `options_json` (NULL: none) names what the caller knows,
+/// every field optional: `{"policy": "ADAPTIVE"|"SEQUENTIAL"|"RANDOM"|"COLUMNAR"|"WHOLE_FILE",
+/// "length": bytes, "etag": "..."}`; with length and ETag no HEAD is sent. Every GET is
+/// pinned to the ETag (If-Match).
+///
+/// Errors: `S3N_ERR_NOT_FOUND` naming the key when there is no object,
+/// `S3N_ERR_INVALID_ARGUMENT` (bad bucket, key, setting or options), `S3N_ERR_UNSUPPORTED`.
+///
+/// # Safety
+/// As `s3n_writer_open_with_credentials`; `options_json` NULL or a valid string; `out` a
+/// valid `s3n_reader **`.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_reader_open(
+    bucket: *const c_char,
+    key: *const c_char,
+    keys: *const *const c_char,
+    values: *const *const c_char,
+    n: usize,
+    credentials: *const S3nCredentials,
+    options_json: *const c_char,
+    out: *mut *mut S3nReader,
+    err: *mut *mut S3nError,
+) -> i32 {
+    guard(err, || {
+        if out.is_null() {
+            return Err(Error::invalid_argument("out is NULL"));
+        }
+        let options: ReadOptions = if options_json.is_null() {
+            ReadOptions::default()
+        } else {
+            serde_json::from_str(str_arg(options_json, "options_json")?)
+                .map_err(|e| Error::invalid_argument(format!("options_json: {e}")))?
+        };
+        let settings = with_credentials(settings_arg(keys, values, n)?, credentials);
+        let reader = Reader::open(str_arg(bucket, "bucket")?, str_arg(key, "key")?, &settings, options)?;
+        let etag = cstring(reader.etag());
+        *out = Box::into_raw(Box::new(S3nReader { reader: RwLock::new(reader), etag }));
+        Ok(())
+    })
+}
+
+/// The object's length in bytes (0 for NULL).
+///
+/// # Safety
+/// `reader` is a live reader or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_reader_length(reader: *const S3nReader) -> u64 {
+    reader.as_ref().map_or(0, |r| r.reader.read().unwrap_or_else(|p| p.into_inner()).length())
+}
+
+/// The ETag every GET is pinned to, in double quotes (owned by the reader).
+///
+/// # Safety
+/// `reader` is a live reader.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_reader_etag(reader: *const S3nReader) -> *const c_char {
+    reader.as_ref().map_or(ptr::null(), |r| r.etag.as_ptr())
+}
+
+/// Stream read: up to `len` bytes at `position` into `buf`, `*n` the bytes read (0 at or past
+/// the end); fills `buf` unless the object ends first. Drives sequential detection and
+/// read-ahead. Errors: `S3N_ERR_IO` naming the key when the object changed since open or a
+/// GET failed, `S3N_ERR_NOT_FOUND` when it was deleted.
+///
+/// # Safety
+/// `reader` is a live reader; `buf` points to `len` writable bytes; `n` is a valid pointer.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_reader_read(reader: *mut S3nReader, position: u64, buf: *mut u8, len: usize, n: *mut usize, err: *mut *mut S3nError) -> i32 {
+    guard(err, || {
+        let r = reader_arg(reader)?;
+        let buf = buf_arg(buf, len)?;
+        if n.is_null() {
+            return Err(Error::invalid_argument("n is NULL"));
+        }
+        *n = r.reader.write().unwrap_or_else(|p| p.into_inner()).read(position, buf)?;
+        Ok(())
+    })
+}
+
+/// Positioned read (pread): as `s3n_reader_read`, but the read-ahead window is left alone.
+///
+/// # Safety
+/// As `s3n_reader_read`.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_reader_pread(reader: *const S3nReader, position: u64, buf: *mut u8, len: usize, n: *mut usize, err: *mut *mut S3nError) -> i32 {
+    guard(err, || {
+        let r = reader_arg(reader)?;
+        let buf = buf_arg(buf, len)?;
+        if n.is_null() {
+            return Err(Error::invalid_argument("n is NULL"));
+        }
+        *n = r.reader.read().unwrap_or_else(|p| p.into_inner()).read_at(position, buf)?;
+        Ok(())
+    })
+}
+
+/// Drop the reader's buffers (read-ahead, whole object, footer), keeping it open.
+///
+/// # Safety
+/// `reader` is a live reader or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_reader_unbuffer(reader: *mut S3nReader) {
+    if let Some(r) = reader.as_ref() {
+        let _ = catch_unwind(AssertUnwindSafe(|| r.reader.write().unwrap_or_else(|p| p.into_inner()).unbuffer()));
+    }
+}
+
+/// The reader's statistics as JSON by name (`bytes_read`, `gets_whole`, `gets_footer`,
+/// `gets_read_ahead`, `gets_random`, `gets_pread`, `gets_vectored`, `bytes_discarded`,
+/// `prefetch_hits`, `waits`, ...); free with `s3n_string_free`. NULL for a NULL reader.
+///
+/// # Safety
+/// `reader` is a live reader or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_reader_statistics_json(reader: *const S3nReader) -> *mut c_char {
+    let Some(r) = reader.as_ref() else { return ptr::null_mut() };
+    catch_unwind(AssertUnwindSafe(|| {
+        serde_json::to_string(&r.reader.read().unwrap_or_else(|p| p.into_inner()).statistics()).map(|s| cstring(&s).into_raw())
+    }))
+    .ok()
+    .and_then(|r| r.ok())
+    .unwrap_or(ptr::null_mut())
+}
+
+/// Free a reader (its buffers go back to the memory budget); NULL is ignored.
+///
+/// # Safety
+/// `reader` came from `s3n_reader_open` and is not used after this call.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_reader_free(reader: *mut S3nReader) {
+    if !reader.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(Box::from_raw(reader))));
+    }
+}
+
+/// Start a vectored read of the `n` ranges `[starts[i], ends[i])` into `*out` (free with
+/// `s3n_vectored_free`): planned together (coalesced across small holes, large ones split),
+/// fetched in parallel, delivered by `s3n_vectored_next` as each completes. Errors:
+/// `S3N_ERR_INVALID_ARGUMENT` for a reversed range or one past the end.
+///
+/// # Safety
+/// `reader` is a live reader; `starts` and `ends` point to `n` values (may be NULL if `n` is
+/// 0); `out` is a valid `s3n_vectored **`.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_reader_read_ranges(
+    reader: *const S3nReader,
+    starts: *const u64,
+    ends: *const u64,
+    n: usize,
+    out: *mut *mut S3nVectored,
+    err: *mut *mut S3nError,
+) -> i32 {
+    guard(err, || {
+        let r = reader_arg(reader)?;
+        if out.is_null() || (n > 0 && (starts.is_null() || ends.is_null())) {
+            return Err(Error::invalid_argument("out, starts or ends is NULL"));
+        }
+        let ranges: Vec<std::ops::Range<u64>> =
+            if n == 0 { Vec::new() } else { (0..n).map(|i| *starts.add(i)..*ends.add(i)).collect() };
+        let read = r.reader.read().unwrap_or_else(|p| p.into_inner()).read_ranges(&ranges)?;
+        *out = Box::into_raw(Box::new(S3nVectored { read, current: None }));
+        Ok(())
+    })
+}
+
+/// The next range to complete, blocking until one does: `*index` is its position in the
+/// request, `*data`/`*len` its bytes (owned by `vectored`, valid until the next call or
+/// `s3n_vectored_free`). When every range was delivered, `*index` is `SIZE_MAX` and `*len`
+/// 0. A failed GET (or an object changed since open) is reported once, as an error.
+///
+/// # Safety
+/// `vectored` is live; `index`, `data` and `len` are valid pointers.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_vectored_next(
+    vectored: *mut S3nVectored,
+    index: *mut usize,
+    data: *mut *const u8,
+    len: *mut usize,
+    err: *mut *mut S3nError,
+) -> i32 {
+    guard(err, || {
+        let v = vectored.as_mut().ok_or_else(|| Error::invalid_argument("vectored is NULL"))?;
+        if index.is_null() || data.is_null() || len.is_null() {
+            return Err(Error::invalid_argument("index, data or len is NULL"));
+        }
+        v.current = None;
+        match v.read.next() {
+            None => {
+                *index = usize::MAX;
+                *data = ptr::null();
+                *len = 0;
+            }
+            Some(got) => {
+                let (i, bytes) = got?;
+                *index = i;
+                *data = bytes.as_ptr();
+                *len = bytes.len();
+                v.current = Some(bytes);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Free a vectored read (GETs not done are cancelled); NULL is ignored.
+///
+/// # Safety
+/// `vectored` came from `s3n_reader_read_ranges` and is not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_vectored_free(vectored: *mut S3nVectored) {
+    if !vectored.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(Box::from_raw(vectored))));
+    }
 }
 
 #[cfg(test)]

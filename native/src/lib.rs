@@ -48,12 +48,32 @@
 //! `.pending` file that Hadoop's own task and job commit read (see [`magic`]). A
 //! [`SharedWriter`] is the same writer for several threads (abort from any of them).
 //!
+//! A [`Reader`] reads one object pinned to its ETag (every GET carries `If-Match`, so an
+//! object overwritten mid-read fails instead of mixing versions): small objects whole at the
+//! first read, the footer of columnar files at open, sequential stream reads served by
+//! parallel read-ahead, positioned reads that leave it alone, and vectored reads planned
+//! together and delivered as each range completes ([`reader`] has the rules; its buffers
+//! come from the same memory budget as the writers'):
+//!
+//! ```no_run
+//! use s3native::{ReadOptions, ReadPolicy, Reader, Settings};
+//! # let settings = Settings::new();
+//! let mut r = Reader::open("bucket", "dir/file.parquet", &settings, ReadOptions { policy: Some(ReadPolicy::Columnar), ..Default::default() })?;
+//! let mut tail = [0u8; 8];
+//! r.read_at(r.length() - 8, &mut tail)?; // served from the footer fetched at open
+//! for range in r.read_ranges(&[0..4, 1000..2000])? {
+//!     let (index, bytes) = range?;
+//!     # let _ = (index, bytes);
+//! }
+//! # Ok::<(), s3native::Error>(())
+//! ```
+//!
 //! Modules, one concept each, dependencies pointing one way (checked by
 //! tests/module_graph.rs): [`config`] (S3A keys to a validated [`WriterConfig`]), [`error`],
 //! [`stats`], [`pool`] (runtime, memory budget, client cache, process-wide settings and
 //! statistics), `result` (the [`UploadResult`] and its codec), `s3` (the S3 requests),
 //! [`magic`] (magic paths, marker, `.pending`, their order), `writer` (buffering and the
-//! one state machine); `ffi` (the C ABI, header `native/include/s3native.h`) and `jni` (the
+//! one state machine), [`reader`] (prefetch, read-ahead, vectored reads); `ffi` (the C ABI, header `native/include/s3native.h`) and `jni` (the
 //! JVM boundary) translate and hold no rules of their own.
 //!
 //! S3 facts relied on (AWS S3 user guide, "Amazon S3 multipart upload limits"): parts are
@@ -80,7 +100,7 @@ pub use config::{Settings, WriterConfig};
 pub use credentials::{CredentialSource, Credentials, DefaultChain, SharedCredentials};
 pub use error::{Error, ErrorKind, Result};
 pub use magic::{MagicFile, MagicLayout, PendingEtags};
-pub use reader::{ReadOptions, ReadPolicy, ReadStatistics, Reader, VectoredRead};
+pub use reader::{global_read_statistics, read_iostatistics, ReadOptions, ReadPolicy, ReadStatistics, Reader, VectoredRead};
 pub use result::UploadResult;
 pub use stats::{DurationSummary, RequestCounts, RequestKind, Statistics};
 pub use writer::{abort_open_uploads, AbortHandle, Mode, SharedWriter, Writer, WriterState};

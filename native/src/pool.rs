@@ -639,6 +639,13 @@ impl BudgetState {
 }
 
 impl MemoryBudget {
+    /// True while a writer or a reader waits for the budget: readers then let go of the
+    /// read-ahead they hold beyond the block being read.
+    pub(crate) fn short(&self) -> bool {
+        let s = self.lock();
+        !s.queue.is_empty() || !s.reads.waiting.is_empty()
+    }
+
     /// `bytes` for read-ahead, only if they are free now: they fit with one chunk to spare,
     /// nobody is waiting for the budget, and every part being filled can still finish (the
     /// writers' safety test). Never waits: read-ahead is the first thing left out when the
@@ -1125,6 +1132,44 @@ mod tests {
         b.set_capacity(MIB);
         let s = b.snapshot();
         assert_eq!((s.pooled, s.chunks_released), (MIB, 3), "{s:?}");
+    }
+
+    #[test]
+    fn read_ahead_takes_only_free_bytes_and_gives_them_back() {
+        let b = leaked(4 * MIB);
+        let ahead = b.try_read(3 * MIB).expect("free");
+        assert!(b.try_read(MIB).is_none(), "one chunk stays free for the writers");
+        let lease = b.lease(2 * MIB);
+        let chunk = lease.next_chunk(&ok).unwrap();
+        assert_eq!(b.snapshot().used, 4 * MIB);
+        drop(ahead);
+        assert_eq!(b.snapshot().used, MIB);
+        assert!(b.try_read(2 * MIB).is_none(), "the part being filled must still be able to finish, with a chunk to spare");
+        assert!(b.try_read(MIB).is_some());
+        drop(chunk);
+    }
+
+    #[test]
+    fn a_reader_waits_for_bytes_another_thread_holds_and_is_admitted_when_waiting_cannot_end() {
+        let b = leaked(2 * MIB);
+        let held = b.try_read(MIB).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            let (l, waited) = b.read(2 * MIB, &ok).unwrap();
+            tx.send(waited).unwrap();
+            drop(l);
+        });
+        // This thread holds read bytes and is not waiting: the reader waits for them.
+        assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+        drop(held);
+        assert!(rx.recv_timeout(Duration::from_secs(5)).expect("admitted once the bytes are back"));
+        waiter.join().unwrap();
+        // One thread holding read bytes and asking for more than is free: admitted beyond.
+        let mine = b.try_read(MIB).unwrap();
+        let (more, _) = b.read(2 * MIB, &ok).unwrap();
+        assert_eq!(b.snapshot().used, 3 * MIB);
+        drop((mine, more));
+        assert_eq!(b.snapshot().used, 0);
     }
 
     #[test]

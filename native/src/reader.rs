@@ -23,8 +23,9 @@
 //!
 //! # Memory
 //! Every byte fetched is held against the process-wide budget the writers use
-//! ([`crate::pool`]): read-ahead only takes what is free without waiting (it is the first
-//! thing dropped when the budget is short); the bytes a caller waits on block like a
+//! ([`crate::pool`]): read-ahead only takes what is free without waiting, and while anyone
+//! waits for the budget a reader lets go of the read-ahead beyond the block it reads (it is
+//! the first thing dropped when the budget is short); the bytes a caller waits on block like a
 //! writer's part, with the same no-deadlock rule (a reader holding nothing is always
 //! admitted).
 //!
@@ -55,6 +56,9 @@ use crate::pool::{self, ReadLease, Store};
 use crate::s3;
 
 mod plan;
+mod s3a;
+
+pub use s3a::read_iostatistics;
 
 /// What the caller knows of the object and how it will read it. Serialised by name at the
 /// JNI and C boundaries (`{"policy":"COLUMNAR","length":123,"etag":"\"abc\""}`; every
@@ -68,14 +72,17 @@ pub struct ReadOptions {
     /// The object's length in bytes, from a file status or `fs.option.openfile.length`.
     /// With `etag` as well, open sends no HEAD.
     pub length: Option<u64>,
-    /// The object's ETag (quotes included, as S3 sends it). Without it, open sends one HEAD
-    /// (which also gives the length), and every GET is pinned to the ETag found.
+    /// The object's ETag (with or without the double quotes S3 sends). With the length as
+    /// well, open sends no HEAD and every GET is pinned to it; without the length, the HEAD
+    /// must find this ETag (else open fails: the object changed since the caller's status).
+    /// Without it, every GET is pinned to the ETag the HEAD found.
     pub etag: Option<String>,
 }
 
 /// A reader's figures so far. Serialised by name (the JVM publishes them as IOStatistics
 /// with S3A's `stream_read_*` names where one exists: see [`crate::s3a_stats`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ReadStatistics {
     /// Bytes handed to the caller (stream, positioned and vectored reads).
     pub bytes_read: u64,
@@ -115,6 +122,17 @@ pub struct ReadStatistics {
     pub budget_wait_us: u64,
     /// Read-ahead blocks not fetched because the budget was short.
     pub read_ahead_skipped: u64,
+    /// Read-ahead blocks let go (cancelled, or dropped unread) because another reader or a
+    /// writer waited for the budget.
+    pub read_ahead_dropped: u64,
+    /// Of `bytes_discarded`, the bytes of holes fetched by coalesced vectored GETs.
+    pub vectored_bytes_discarded: u64,
+    /// GETs that found the object changed since open (412 to `If-Match`).
+    pub version_mismatches: u64,
+    /// GETs that failed (after the client's retries), mismatches included.
+    pub errors: u64,
+    /// [`Reader::unbuffer`] calls.
+    pub unbuffered: u64,
     /// Bytes held in buffers now.
     pub buffered_bytes: u64,
 }
@@ -161,6 +179,11 @@ struct Counters {
     budget_waits: AtomicU64,
     budget_wait_us: AtomicU64,
     read_ahead_skipped: AtomicU64,
+    read_ahead_dropped: AtomicU64,
+    vectored_bytes_discarded: AtomicU64,
+    version_mismatches: AtomicU64,
+    errors: AtomicU64,
+    unbuffered: AtomicU64,
 }
 
 fn add(c: &AtomicU64, n: u64) {
@@ -206,6 +229,11 @@ impl Counters {
             budget_waits: l(&self.budget_waits),
             budget_wait_us: l(&self.budget_wait_us),
             read_ahead_skipped: l(&self.read_ahead_skipped),
+            read_ahead_dropped: l(&self.read_ahead_dropped),
+            vectored_bytes_discarded: l(&self.vectored_bytes_discarded),
+            version_mismatches: l(&self.version_mismatches),
+            errors: l(&self.errors),
+            unbuffered: l(&self.unbuffered),
             buffered_bytes,
         }
     }
@@ -242,15 +270,21 @@ impl Object {
             self.store.s3.get_opts(&self.path, options).await?.bytes().await
         })
         .await;
+        if fetched.is_err() {
+            add(&self.counters.errors, 1);
+        }
         let bytes = fetched.map_err(|e| match e {
-            object_store::Error::Precondition { .. } => Error::new(
+            object_store::Error::Precondition { .. } => {
+                add(&self.counters.version_mismatches, 1);
+                Error::new(
                 ErrorKind::Io,
                 format!(
                     "{} changed since it was opened (its ETag is no longer {}): reopen it to read the new version",
                     self.describe(),
                     self.etag
                 ),
-            ),
+            )
+            }
             object_store::Error::NotFound { .. } => {
                 Error::new(ErrorKind::NotFound, format!("{} was deleted since it was opened", self.describe()))
             }
@@ -382,6 +416,29 @@ struct Stream {
     ahead: u64,
     /// Contiguous blocks from the current position on: read-ahead, or the last random GET.
     window: VecDeque<Fetch>,
+}
+
+/// Readers of this process: the summed figures of those dropped, and the live ones.
+static READERS: std::sync::LazyLock<Mutex<(ReadStatistics, Vec<std::sync::Weak<Counters>>)>> = std::sync::LazyLock::new(Default::default);
+
+/// `a + b`, field by field (every field is a count or a sum), by name.
+fn sum(a: &ReadStatistics, b: &ReadStatistics) -> ReadStatistics {
+    let (Ok(serde_json::Value::Object(mut x)), Ok(serde_json::Value::Object(y))) = (serde_json::to_value(a), serde_json::to_value(b)) else {
+        return a.clone();
+    };
+    for (k, v) in y {
+        let total = x.get(&k).and_then(|t| t.as_u64()).unwrap_or(0).saturating_add(v.as_u64().unwrap_or(0));
+        x.insert(k, total.into());
+    }
+    serde_json::from_value(serde_json::Value::Object(x)).unwrap_or_else(|_| a.clone())
+}
+
+/// Process-wide reader statistics: the sums over every reader of this process so far, open
+/// or dropped (`buffered_bytes` is 0 here: the budget's figures are in
+/// [`crate::global_statistics`]).
+pub fn global_read_statistics() -> ReadStatistics {
+    let g = lock(&READERS);
+    g.1.iter().filter_map(std::sync::Weak::upgrade).fold(g.0.clone(), |acc, c| sum(&acc, &c.snapshot(0)))
 }
 
 /// Reads one object, pinned to the version (ETag) found at open. See the module docs.
@@ -536,8 +593,15 @@ impl Reader {
                     }
                     Err(e) => return Err(Error::from_store(format_args!("HeadObject {describe}"), &e, &store.config.secrets())),
                 };
-                let etag = meta.e_tag.ok_or_else(|| Error::new(ErrorKind::Io, format!("HeadObject {describe} returned no ETag")))?;
-                (options.length.unwrap_or(meta.size), quoted(&etag))
+                let etag = quoted(&meta.e_tag.ok_or_else(|| Error::new(ErrorKind::Io, format!("HeadObject {describe} returned no ETag")))?);
+                if let Some(theirs) = options.etag.as_deref().map(quoted).filter(|e| *e != etag) {
+                    add(&counters.version_mismatches, 1);
+                    return Err(Error::new(
+                        ErrorKind::Io,
+                        format!("{describe} changed since its status was taken (its ETag is {etag}, not {theirs}): reopen it to read the new version"),
+                    ));
+                }
+                (options.length.unwrap_or(meta.size), etag)
             }
         };
         let policy = match options.policy.unwrap_or(read.policy) {
@@ -557,6 +621,11 @@ impl Reader {
             referer,
             counters,
         });
+        {
+            let mut g = lock(&READERS);
+            g.1.retain(|w| w.strong_count() > 0);
+            g.1.push(Arc::downgrade(&object.counters));
+        }
         let reader = Reader {
             object,
             policy,
@@ -708,9 +777,18 @@ impl Reader {
         }
         add(&o.counters.bytes_read, done as u64);
         let mut st = lock(&self.stream);
-        st.expected = Some(position + done as u64);
-        if st.sequential && !st.window.is_empty() {
-            self.top_up(&mut st, position + done as u64);
+        let end = position + done as u64;
+        st.expected = Some(end);
+        if pool::budget().short() {
+            // Someone waits for the budget: read-ahead is the first thing given back.
+            let keep = st.window.iter().take_while(|f| f.0.range.start <= end).count().max(1);
+            let dropped = st.window.len().saturating_sub(keep);
+            if dropped > 0 {
+                st.window.truncate(keep);
+                add(&o.counters.read_ahead_dropped, dropped as u64);
+            }
+        } else if st.sequential && !st.window.is_empty() {
+            self.top_up(&mut st, end);
         }
         Ok(done)
     }
@@ -820,6 +898,7 @@ impl Reader {
     /// Drop every buffer (read-ahead, whole object, footer) and end the read-ahead pattern,
     /// keeping the open state (length, ETag): the next read fetches again.
     pub fn unbuffer(&mut self) {
+        add(&self.object.counters.unbuffered, 1);
         *lock(&self.held) = Held::default();
         let mut st = lock(&self.stream);
         st.window.clear();
@@ -910,6 +989,12 @@ async fn vectored(
                 }
                 Bytes::from(all)
             };
+            if pending.is_empty() {
+                // Counted before the last range goes out, so the caller sees it with it.
+                let fetched: u64 = p.gets.iter().map(|g| g.end - g.start).sum();
+                add(&o.counters.bytes_discarded, fetched.saturating_sub(used));
+                add(&o.counters.vectored_bytes_discarded, fetched.saturating_sub(used));
+            }
             let _ = tx.send((i, Ok(bytes)));
         }
         // A GET no range still waits on is let go.
@@ -919,6 +1004,23 @@ async fn vectored(
             }
         }
     }
-    let fetched: u64 = p.gets.iter().map(|g| g.end - g.start).sum();
-    add(&o.counters.bytes_discarded, fetched.saturating_sub(used));
 }
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        *lock(&self.held) = Held::default();
+        lock(&self.stream).window.clear();
+        let mine = self.object.counters.snapshot(0);
+        let mut g = lock(&READERS);
+        g.0 = sum(&g.0, &mine);
+        let me = Arc::as_ptr(&self.object.counters);
+        g.1.retain(|w| w.as_ptr() != me && w.strong_count() > 0);
+    }
+}
+
+// The boundaries hold readers and vectored reads across threads.
+const _: fn() = || {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Reader>();
+    shareable::<VectoredRead>();
+};

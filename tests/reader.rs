@@ -1,0 +1,385 @@
+//! The native reader against the local S3 server (moto, and the fault proxy where requests
+//! are counted): every read kind, EOF, the ETag pin after a real overwrite, vectored
+//! coalescing seen as GETs on the wire, a missing key.
+
+mod common;
+
+use std::ops::Range;
+
+use common::{assert_same_bytes, data, FaultProxy, TestBucket};
+use s3native::{ErrorKind, Mode, ReadOptions, ReadPolicy, Reader, Settings, Writer};
+
+const MIB: usize = 1 << 20;
+
+fn put(settings: &Settings, bucket: &TestBucket, key: &str, bytes: &[u8]) {
+    let mut w = Writer::open(&bucket.bucket, key, Mode::Publish, settings).expect("open writer");
+    w.write(bytes).expect("write");
+    w.close().expect("close");
+}
+
+/// The budget is process-wide: every test names the same one, large enough that no test
+/// here waits for it (a wait would make readers drop read-ahead and change GET counts).
+const BUDGET: &str = "256M";
+
+fn direct(b: &TestBucket) -> Settings {
+    b.settings().with("fs.s3a.native.memory.budget", BUDGET)
+}
+
+fn proxied(b: &TestBucket) -> Settings {
+    b.proxied_settings().with("fs.s3a.native.memory.budget", BUDGET)
+}
+
+/// Small blocks so that modest objects exercise read-ahead, footer and splitting.
+fn read_settings(base: Settings) -> Settings {
+    base.with("fs.s3a.native.read.small.object.size", "1M")
+        .with("fs.s3a.native.read.block.size", "1M")
+        .with("fs.s3a.native.read.ahead.max.size", "4M")
+        .with("fs.s3a.native.read.footer.size", "256K")
+}
+
+/// Stream-read the whole object in `chunk`-byte reads.
+fn read_all(r: &mut Reader, chunk: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; chunk];
+    loop {
+        let n = r.read(out.len() as u64, &mut buf).expect("read");
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// The GETs the proxy forwarded for `key`.
+fn gets(proxy: &FaultProxy, key: &str) -> Vec<common::ProxyLogEntry> {
+    proxy.log_for(key).into_iter().filter(|e| e.method == "GET").collect()
+}
+
+#[test]
+fn a_small_object_is_fetched_whole_by_the_first_read_pinned_to_its_etag() {
+    require_server!();
+    let b = TestBucket::new("reader-small");
+    let key = b.key("small.bin");
+    let bytes = data(1, 3 * MIB + 17);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let settings = proxied(&b);
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).expect("open");
+    assert_eq!(r.length(), bytes.len() as u64);
+    let etag = b.meta(&key).unwrap().e_tag.unwrap();
+    assert_eq!(r.etag(), etag);
+    assert_same_bytes(&read_all(&mut r, 64 * 1024), &bytes, "stream read");
+    let mut one = [0u8; 10];
+    assert_eq!(r.read_at(5, &mut one).unwrap(), 10);
+    assert_eq!(&one, &bytes[5..15]);
+    let s = r.statistics();
+    assert_eq!((s.head_requests, s.gets_whole, s.gets_random, s.gets_read_ahead, s.gets_pread), (1, 1, 0, 0, 0), "{s:?}");
+    assert_eq!(s.bytes_read, bytes.len() as u64 + 10);
+    assert!(s.prefetch_hits > 0);
+    let wire = gets(&proxy, &key);
+    assert_eq!(wire.len(), 1, "one GET on the wire: {wire:?}");
+    assert_eq!(wire[0].header("if-match"), Some(etag.as_str()), "pinned with If-Match");
+    assert_eq!(proxy.log_for(&key).iter().filter(|e| e.method == "HEAD").count(), 1);
+}
+
+#[test]
+fn length_and_etag_from_the_caller_send_no_head_and_eof_reads_nothing() {
+    require_server!();
+    let b = TestBucket::new("reader-eof");
+    let settings = direct(&b);
+    for len in [0usize, 1, 100] {
+        let key = b.key(&format!("f{len}"));
+        let bytes = data(len as u64, len);
+        put(&settings, &b, &key, &bytes);
+        let etag = b.meta(&key).unwrap().e_tag.unwrap();
+        let opts = ReadOptions { length: Some(len as u64), etag: Some(etag.trim_matches('"').to_string()), ..Default::default() };
+        let mut r = Reader::open(&b.bucket, &key, &settings, opts).expect("open");
+        assert_eq!(r.etag(), etag, "the ETag is quoted as S3 sends it");
+        let mut buf = [0u8; 300];
+        assert_eq!(r.read(0, &mut buf).unwrap(), len);
+        assert_eq!(&buf[..len], &bytes[..]);
+        assert_eq!(r.read(len as u64, &mut buf).unwrap(), 0, "EOF");
+        assert_eq!(r.read(len as u64 + 10, &mut buf).unwrap(), 0, "past EOF");
+        assert_eq!(r.read_at(len as u64, &mut buf).unwrap(), 0, "pread at EOF");
+        let s = r.statistics();
+        assert_eq!(s.head_requests, 0);
+        assert_eq!(s.gets_whole, u64::from(len > 0), "{s:?}");
+    }
+}
+
+#[test]
+fn sequential_reads_are_served_by_growing_parallel_read_ahead() {
+    require_server!();
+    let b = TestBucket::new("reader-seq");
+    let key = b.key("big.csv");
+    let bytes = data(2, 20 * MIB + 5);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let settings = read_settings(proxied(&b));
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).expect("open");
+    assert_eq!(r.policy(), ReadPolicy::Adaptive);
+    assert_same_bytes(&read_all(&mut r, 128 * 1024), &bytes, "sequential read");
+    let s = r.statistics();
+    assert_eq!((s.gets_whole, s.gets_random, s.gets_pread), (0, 0, 0), "{s:?}");
+    // 1 MiB blocks: 21 GETs, of which only the first was a miss.
+    assert_eq!(s.gets_read_ahead, 21, "{s:?}");
+    assert_eq!(s.prefetch_misses, 1, "{s:?}");
+    assert_eq!(s.bytes_fetched, bytes.len() as u64);
+    assert_eq!(s.bytes_discarded, 0);
+    let global_before = s3native::global_read_statistics().gets_read_ahead;
+    assert!(global_before >= 21, "the process-wide figures include an open reader's");
+    drop(r);
+    assert!(s3native::global_read_statistics().gets_read_ahead >= global_before, "a dropped reader's figures stay counted");
+    let wire = gets(&proxy, &key);
+    assert_eq!(wire.len(), 21);
+    assert!(wire.iter().all(|e| e.header("range").is_some() && e.header("if-match").is_some()), "{wire:?}");
+}
+
+#[test]
+fn a_pread_leaves_the_read_ahead_window_alone() {
+    require_server!();
+    let b = TestBucket::new("reader-pread");
+    let key = b.key("data.bin");
+    let bytes = data(3, 12 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let settings = read_settings(proxied(&b));
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions { policy: Some(ReadPolicy::Sequential), ..Default::default() }).unwrap();
+    let mut buf = vec![0u8; 512 * 1024];
+    assert_eq!(r.read(0, &mut buf).unwrap(), buf.len());
+    let before = r.statistics();
+    // Far ahead of the window: one GET of exactly these bytes.
+    let mut p = vec![0u8; 1000];
+    assert_eq!(r.read_at(10 * MIB as u64, &mut p).unwrap(), 1000);
+    assert_eq!(&p[..], &bytes[10 * MIB..10 * MIB + 1000]);
+    let after = r.statistics();
+    assert_eq!(after.gets_pread, 1);
+    assert_eq!(after.gets_read_ahead, before.gets_read_ahead, "the pread started no read-ahead");
+    let asked = format!("bytes={}-{}", 10 * MIB, 10 * MIB + 999);
+    let exact = gets(&proxy, &key).iter().filter(|e| e.header("range") == Some(asked.as_str())).count();
+    assert_eq!(exact, 1, "one GET of exactly the bytes asked ({asked})");
+    // The stream goes on from where it was, in its window: no miss.
+    let mut pos = buf.len();
+    while pos < 3 * MIB {
+        let n = r.read(pos as u64, &mut buf).unwrap();
+        assert_same_bytes(&buf[..n], &bytes[pos..pos + n], "stream after pread");
+        pos += n;
+    }
+    assert_eq!(r.statistics().prefetch_misses, before.prefetch_misses + 1, "only the pread missed");
+}
+
+#[test]
+fn a_columnar_file_gets_its_footer_at_open() {
+    require_server!();
+    let b = TestBucket::new("reader-footer");
+    let key = b.key("part-0.parquet");
+    let bytes = data(4, 6 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let settings = read_settings(direct(&b));
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    assert_eq!(r.policy(), ReadPolicy::Columnar);
+    assert_eq!(r.statistics().gets_footer, 1);
+    // parquet-java's footer reads: the last 8 bytes, then the footer itself.
+    let len = bytes.len();
+    let mut tail = [0u8; 8];
+    assert_eq!(r.read(len as u64 - 8, &mut tail).unwrap(), 8);
+    assert_eq!(&tail, &bytes[len - 8..]);
+    let mut footer = vec![0u8; 200 * 1024];
+    assert_eq!(r.read_at((len - 8 - footer.len()) as u64, &mut footer).unwrap(), footer.len());
+    assert_same_bytes(&footer, &bytes[len - 8 - footer.len()..len - 8], "footer");
+    let s = r.statistics();
+    assert_eq!((s.gets_footer, s.gets_pread, s.gets_random, s.gets_read_ahead), (1, 0, 0, 0), "{s:?}");
+    assert_eq!(s.prefetch_hits, 2);
+    r.unbuffer();
+    assert_eq!(r.statistics().buffered_bytes, 0);
+    assert_eq!(r.read(len as u64 - 8, &mut tail).unwrap(), 8, "reads go on after unbuffer");
+    assert_eq!(r.statistics().gets_random, 1);
+}
+
+#[test]
+fn an_object_overwritten_after_open_fails_the_read_naming_the_key() {
+    require_server!();
+    let b = TestBucket::new("reader-overwrite");
+    let key = b.key("changing.bin");
+    let settings = read_settings(direct(&b));
+    put(&settings, &b, &key, &data(5, 2 * MIB));
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    put(&settings, &b, &key, &data(6, 2 * MIB));
+    let mut buf = vec![0u8; 1024];
+    let e = r.read(0, &mut buf).expect_err("the object changed");
+    assert_eq!(e.kind(), ErrorKind::Io, "{e}");
+    assert!(e.message().contains(&key) && e.message().contains("changed"), "{e}");
+    let e = r.read_at(MIB as u64, &mut buf).expect_err("preads too");
+    assert!(e.message().contains(&key), "{e}");
+    let st = r.statistics();
+    assert_eq!(st.version_mismatches, 2, "{st:?}");
+    assert_eq!(s3native::read_iostatistics(&st).counters["stream_read_version_mismatches"], 2);
+}
+
+#[test]
+fn a_missing_key_fails_open_with_not_found_naming_it() {
+    require_server!();
+    let b = TestBucket::new("reader-missing");
+    let key = b.key("nothing-here");
+    let e = Reader::open(&b.bucket, &key, &direct(&b), ReadOptions::default()).err().expect("no object");
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+    assert!(e.message().contains(&key), "{e}");
+}
+
+#[test]
+fn vectored_ranges_are_coalesced_split_and_delivered_as_each_completes() {
+    require_server!();
+    let b = TestBucket::new("reader-vectored");
+    let key = b.key("v.bin");
+    let bytes = data(7, 30 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let settings = read_settings(proxied(&b))
+        .with("fs.s3a.native.read.vectored.hole.size", "64K")
+        .with("fs.s3a.native.read.vectored.max.request.size", "8M");
+    let r = Reader::open(&b.bucket, &key, &settings, ReadOptions { policy: Some(ReadPolicy::Random), ..Default::default() }).unwrap();
+    let m = MIB as u64;
+    let ranges: Vec<Range<u64>> = vec![
+        5 * m..5 * m + 100,             // these three: one GET (holes under 64 KiB)
+        0..1000,                        // alone
+        5 * m + 1000..5 * m + 2000,
+        5 * m + 40_000..5 * m + 50_000,
+        10 * m..30 * m,                 // 20 MiB: three GETs of at most 8 MiB
+        7 * m..7 * m,                   // empty: no GET
+    ];
+    let mut seen = vec![false; ranges.len()];
+    for item in r.read_ranges(&ranges).unwrap() {
+        let (i, got) = item.expect("range");
+        let want = &ranges[i];
+        assert!(!seen[i], "range {i} delivered once");
+        seen[i] = true;
+        assert_same_bytes(&got, &bytes[want.start as usize..want.end as usize], &format!("range {i}"));
+    }
+    assert!(seen.iter().all(|s| *s));
+    let s = r.statistics();
+    assert_eq!(s.gets_vectored, 5, "{s:?}");
+    assert_eq!(gets(&proxy, &key).len(), 5, "five GETs on the wire");
+    assert_eq!(s.bytes_discarded, 50_000 - 11_100, "the holes coalesced over: {s:?}");
+    let past = 0..bytes.len() as u64 + 1;
+    let e = r.read_ranges(std::slice::from_ref(&past)).err().expect("past the end");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn failed_gets_are_retried_to_the_right_bytes_or_fail_naming_the_key() {
+    require_server!();
+    let b = TestBucket::new("reader-faults");
+    let key = b.key("faulty.bin");
+    let bytes = data(8, 5 * MIB + 11);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let settings = read_settings(proxied(&b)).with("fs.s3a.retry.limit", "3");
+    proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "status", "status": 503, "code": "SlowDown", "count": 1}));
+    proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "drop", "count": 1}));
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    assert_same_bytes(&read_all(&mut r, 256 * 1024), &bytes, "read through a 503 and a dropped connection");
+    let faults: Vec<_> = gets(&proxy, &key).into_iter().filter(|e| e.fault.is_some()).collect();
+    assert_eq!(faults.len(), 2, "both faults hit GETs: {faults:?}");
+
+    proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "status", "status": 500, "code": "InternalError", "count": -1}));
+    let settings = settings.with("fs.s3a.retry.limit", "1");
+    let r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    let mut buf = vec![0u8; 100];
+    let e = r.read_at(MIB as u64, &mut buf).expect_err("every GET fails");
+    assert_eq!(e.kind(), ErrorKind::Io, "{e}");
+    assert!(e.message().contains(&key), "{e}");
+    assert_eq!(r.statistics().errors, 1);
+}
+
+#[test]
+fn an_interrupted_read_stops_waiting() {
+    require_server!();
+    let b = TestBucket::new("reader-interrupt");
+    let key = b.key("slow.bin");
+    let bytes = data(9, 2 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "delay", "delay_ms": 5000, "count": 1}));
+    let settings = read_settings(proxied(&b));
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    let started = std::time::Instant::now();
+    let mut buf = vec![0u8; 1000];
+    let e = r.read_with(0, &mut buf, &|| started.elapsed() > std::time::Duration::from_millis(300)).expect_err("interrupted");
+    assert_eq!(e.kind(), ErrorKind::Interrupted, "{e}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(3), "stopped waiting at once");
+    // The reader still works afterwards.
+    assert_eq!(r.read_at(0, &mut buf).unwrap(), 1000);
+    assert_eq!(&buf[..], &bytes[..1000]);
+}
+
+#[test]
+fn random_patterns_of_stream_reads_preads_and_vectored_batches_return_the_bytes() {
+    use rand::{Rng, SeedableRng};
+    require_server!();
+    let b = TestBucket::new("reader-random");
+    let key = b.key("random.parquet");
+    let bytes = data(10, 9 * MIB + 333);
+    put(&direct(&b), &b, &key, &bytes);
+    let len = bytes.len() as u64;
+    for (seed, policy) in [(1u64, None), (2, Some(ReadPolicy::Sequential)), (3, Some(ReadPolicy::Random))] {
+        let settings = read_settings(direct(&b)).with("fs.s3a.native.read.vectored.max.request.size", "1M");
+        let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions { policy, ..Default::default() }).unwrap();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+        let mut pos = 0u64;
+        for step in 0..150 {
+            let what = format!("seed {seed} step {step}");
+            match rng.random_range(0..10) {
+                0..=4 => {
+                    // A stream read, sometimes after a seek.
+                    if rng.random_bool(0.2) {
+                        pos = rng.random_range(0..=len);
+                    }
+                    let mut buf = vec![0u8; rng.random_range(1..300_000)];
+                    let n = r.read(pos, &mut buf).unwrap();
+                    assert_eq!(n as u64, (buf.len() as u64).min(len - pos), "{what}");
+                    assert_same_bytes(&buf[..n], &bytes[pos as usize..pos as usize + n], &what);
+                    pos += n as u64;
+                }
+                5..=7 => {
+                    let at = rng.random_range(0..len + 10);
+                    let mut buf = vec![0u8; rng.random_range(1..200_000)];
+                    let n = r.read_at(at, &mut buf).unwrap();
+                    let want = if at >= len { 0 } else { (buf.len() as u64).min(len - at) as usize };
+                    assert_eq!(n, want, "{what}");
+                    if n > 0 {
+                        assert_same_bytes(&buf[..n], &bytes[at as usize..at as usize + n], &what);
+                    }
+                }
+                8 => r.unbuffer(),
+                _ => {
+                    let ranges: Vec<Range<u64>> = (0..rng.random_range(1..12))
+                        .map(|_| {
+                            let s = rng.random_range(0..len);
+                            s..(s + rng.random_range(0..1_500_000)).min(len)
+                        })
+                        .collect();
+                    let mut n = 0;
+                    for item in r.read_ranges(&ranges).unwrap() {
+                        let (i, got) = item.unwrap();
+                        assert_same_bytes(&got, &bytes[ranges[i].start as usize..ranges[i].end as usize], &what);
+                        n += 1;
+                    }
+                    assert_eq!(n, ranges.len(), "{what}");
+                }
+            }
+        }
+        drop(r);
+    }
+}
+
+#[test]
+fn an_etag_from_the_caller_that_the_object_no_longer_has_fails_open() {
+    require_server!();
+    let b = TestBucket::new("reader-stale-status");
+    let key = b.key("status.bin");
+    put(&direct(&b), &b, &key, &data(11, 1000));
+    let stale = ReadOptions { etag: Some("\"0123456789abcdef0123456789abcdef\"".into()), ..Default::default() };
+    let e = Reader::open(&b.bucket, &key, &direct(&b), stale).err().expect("stale ETag");
+    assert_eq!(e.kind(), ErrorKind::Io, "{e}");
+    assert!(e.message().contains(&key) && e.message().contains("changed"), "{e}");
+}
