@@ -416,6 +416,20 @@ pub extern "system" fn Java_io_s3native_Native_readerStatistics<'local>(
     })
 }
 
+/// `static native Map<String, Object> readerS3aStatistics(long handle)`: the reader's statistics
+/// in S3A's names ([`crate::read_iostatistics`], Hadoop's IOStatisticsSnapshot form by name).
+#[no_mangle]
+pub extern "system" fn Java_io_s3native_Native_readerS3aStatistics<'local>(
+    unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    h: jlong,
+) -> JObject<'local> {
+    call(unowned, |env| {
+        let stats = reader(h)?.reader.read().map_err(|_| poisoned())?.statistics();
+        to_java(env, &crate::read_iostatistics(&stats))
+    })
+}
+
 /// `static native void freeReader(long handle)`: drops the reader and its buffers. Called
 /// once per handle, after every vectored read of it was freed.
 #[no_mangle]

@@ -195,5 +195,8 @@ final class Native {
     /** ReadStatistics by name (native/src/reader.rs). */
     static native Map<String, Object> readerStatistics(long handle) throws IOException;
 
+    /** The reader's statistics in S3A's names (IOStatisticsSnapshot's fields: counters, gauges, ...). */
+    static native Map<String, Object> readerS3aStatistics(long handle) throws IOException;
+
     static native void freeReader(long handle);
 }

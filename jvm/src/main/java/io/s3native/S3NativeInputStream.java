@@ -330,6 +330,15 @@ public final class S3NativeInputStream extends InputStream {
         return call(Native::readerStatistics);
     }
 
+    /**
+     * The reader's statistics in S3A's names ({@code stream_read_*}, native ones as
+     * {@code s3native.*}): Hadoop's IOStatisticsSnapshot fields by name ({@code counters},
+     * {@code gauges}, {@code minimums}, {@code maximums}, {@code meanstatistics}).
+     */
+    public Map<String, Object> getS3AStatistics() throws IOException {
+        return call(Native::readerS3aStatistics);
+    }
+
     /** True once closed. */
     public boolean isClosed() {
         return closed;

@@ -4,7 +4,6 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -35,8 +34,8 @@ import io.s3native.S3NativeInputStream;
  * CanUnbuffer, StreamCapabilities ({@code in:readbytebuffer}, {@code in:preadbytebuffer},
  * {@code in:unbuffer}, {@code iostatistics}; {@code in:readvectored} where the Hadoop line
  * has vectored reads: {@code NativeS3AVectoredInputStream}) and IOStatisticsSource with S3A's
- * {@code stream_read_*} names where S3A has one and every native figure as
- * {@code s3native.read.<name>}. Close twice does nothing; reads, seeks and
+ * {@code stream_read_*} names where S3A has one and the native figures as {@code s3native.*}
+ * (the native reader's mapping). Close twice does nothing; reads, seeks and
  * {@code available()} after close throw {@link IOException} ({@code Stream is closed!}).
  *
  * <p>Bytes read count in the filesystem's {@link FileSystem.Statistics} as they are read (as
@@ -52,24 +51,10 @@ class NativeS3AInputStream extends FSInputStream
     static final String UNBUFFER = "in:unbuffer";
     static final String IOSTATISTICS = "iostatistics";
 
-    /** The native figures published under S3A's names (ReadStatistics field -> S3A's StreamStatisticNames). */
-    private static final String[][] S3A_NAMES = {
-        {"bytes_read", "stream_read_bytes"},
-        {"seeks", "stream_read_seek_operations"},
-        {"bytes_fetched", "stream_read_total_bytes"},
-        {"vectored_operations", "stream_read_vectored_operations"},
-        {"vectored_ranges", "stream_read_vectored_incoming_ranges"},
-        {"gets_vectored", "stream_read_vectored_combined_ranges"},
-        {"head_requests", "action_http_head_request"},
-    };
-
     final S3NativeInputStream in;
     private final FileSystem.Statistics fsStatistics;
     private final IOStatisticsAggregator fsIOStatistics;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final AtomicLong unbuffers = new AtomicLong();
-    private final AtomicLong readFullyCalls = new AtomicLong();
-    private final AtomicLong exceptions = new AtomicLong();
     /** The figures at close, so statistics stay readable after the native reader is freed. */
     private volatile IOStatisticsSnapshot atClose;
 
@@ -138,7 +123,6 @@ class NativeS3AInputStream extends FSInputStream
     }
 
     private IOException failed(IOException e) {
-        exceptions.incrementAndGet();
         return e;
     }
 
@@ -201,7 +185,6 @@ class NativeS3AInputStream extends FSInputStream
     public void readFully(long position, byte[] buffer, int offset, int length) throws IOException {
         checkNotClosed();
         validatePositionedReadArgs(position, buffer, offset, length);
-        readFullyCalls.incrementAndGet();
         int done = 0;
         while (done < length) {
             int n = read(position + done, buffer, offset + done, length - done);
@@ -230,7 +213,6 @@ class NativeS3AInputStream extends FSInputStream
     @Override
     public void readFully(long position, ByteBuffer buf) throws IOException {
         checkNotClosed();
-        readFullyCalls.incrementAndGet();
         int want = buf.remaining();
         long at = position;
         while (buf.hasRemaining()) {
@@ -282,7 +264,6 @@ class NativeS3AInputStream extends FSInputStream
         }
         try {
             in.unbuffer();
-            unbuffers.incrementAndGet();
         } catch (IOException e) {
             LOG.debug("s3native: unbuffer of {} failed", this, e);
         }
@@ -327,39 +308,19 @@ class NativeS3AInputStream extends FSInputStream
         return last != null ? last : snapshot(false);
     }
 
-    /** The stream's figures: S3A's names where S3A has one, every native figure as {@code s3native.read.<name>}. */
+    /**
+     * The stream's figures in S3A's names (the native reader's mapping,
+     * native/src/reader/s3a.rs), plus what only this stream knows: {@code stream_read_close_operations}.
+     */
     private IOStatisticsSnapshot snapshot(boolean closing) {
-        IOStatisticsSnapshot snap = new IOStatisticsSnapshot();
-        Map<String, Long> c = snap.counters();
-        Map<String, Object> n;
+        IOStatisticsSnapshot snap;
         try {
-            n = in.getStatistics();
+            snap = NativeS3AOutputStream.snapshot(in.getS3AStatistics());
         } catch (IOException e) {
-            n = Map.of();
+            snap = new IOStatisticsSnapshot();
         }
-        for (Map.Entry<String, Object> e : n.entrySet()) {
-            if (e.getValue() instanceof Long) {
-                c.put("s3native.read." + e.getKey(), (Long) e.getValue());
-            }
-        }
-        for (String[] m : S3A_NAMES) {
-            c.put(m[1], num(n, m[0]));
-        }
-        long gets = num(n, "gets_whole") + num(n, "gets_footer") + num(n, "gets_read_ahead") + num(n, "gets_random")
-                + num(n, "gets_pread") + num(n, "gets_vectored");
-        c.put("stream_read_opened", gets);
-        c.put("action_http_get_request", gets);
-        c.put("stream_read_operations", num(n, "read_operations") + num(n, "pread_operations"));
-        c.put("stream_read_fully_operations", readFullyCalls.get());
-        c.put("stream_read_unbuffered", unbuffers.get());
-        c.put("stream_read_exceptions", exceptions.get());
-        c.put("stream_read_close_operations", closing || closed.get() ? 1L : 0L);
+        snap.counters().put("stream_read_close_operations", closing || closed.get() ? 1L : 0L);
         return snap;
-    }
-
-    private static long num(Map<String, Object> m, String name) {
-        Object v = m.get(name);
-        return v instanceof Long ? (Long) v : 0L;
     }
 
     @Override

@@ -262,7 +262,7 @@ class NativeReadTest {
             in.readFully(0, b);
             assertArrayEquals(small, b);
             IOStatistics s = ((NativeS3AInputStream) in.getWrappedStream()).getIOStatistics();
-            assertEquals(0L, s.counters().get("action_http_head_request"), "the status's length and ETag: no HEAD " + s);
+            assertEquals(0L, s.counters().get("s3native.object_head_requests"), "the status's length and ETag: no HEAD " + s);
         }
     }
 
