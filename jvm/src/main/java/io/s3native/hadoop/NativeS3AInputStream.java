@@ -122,22 +122,14 @@ class NativeS3AInputStream extends FSInputStream
         return n;
     }
 
-    private IOException failed(IOException e) {
-        return e;
-    }
-
     @Override
     public synchronized int read() throws IOException {
         checkNotClosed();
-        try {
-            int b = in.read();
-            if (b >= 0) {
-                counted(1);
-            }
-            return b;
-        } catch (IOException e) {
-            throw failed(e);
+        int b = in.read();
+        if (b >= 0) {
+            counted(1);
         }
+        return b;
     }
 
     @Override
@@ -149,22 +141,14 @@ class NativeS3AInputStream extends FSInputStream
         if (off < 0 || len < 0 || len > b.length - off) {
             throw new IndexOutOfBoundsException("offset " + off + ", length " + len + ", buffer " + b.length);
         }
-        try {
-            return counted(in.read(b, off, len));
-        } catch (IOException e) {
-            throw failed(e);
-        }
+        return counted(in.read(b, off, len));
     }
 
     /** ByteBufferReadable: fills {@code buf} from its position; -1 at the end of the object. */
     @Override
     public synchronized int read(ByteBuffer buf) throws IOException {
         checkNotClosed();
-        try {
-            return counted(in.read(buf));
-        } catch (IOException e) {
-            throw failed(e);
-        }
+        return counted(in.read(buf));
     }
 
     @Override
@@ -174,11 +158,7 @@ class NativeS3AInputStream extends FSInputStream
         if (length == 0) {
             return 0;
         }
-        try {
-            return counted(in.readAt(position, buffer, offset, length));
-        } catch (IOException e) {
-            throw failed(e);
-        }
+        return counted(in.readAt(position, buffer, offset, length));
     }
 
     @Override
@@ -203,11 +183,7 @@ class NativeS3AInputStream extends FSInputStream
         if (position < 0) {
             throw new EOFException(FSExceptionMessages.NEGATIVE_SEEK + " " + position);
         }
-        try {
-            return counted(in.readAt(position, buf));
-        } catch (IOException e) {
-            throw failed(e);
-        }
+        return counted(in.readAt(position, buf));
     }
 
     @Override
