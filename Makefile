@@ -156,7 +156,11 @@ hadoop-tests:
 # Rust S3 server from crates.io) on tmpfs. `make bench` is the full run (about 2.5 hours on
 # 2 cores; BENCH_ARGS passes options, e.g. BENCH_ARGS='--rounds 2'; see run.py --help) and
 # writes benches/results/<date>.{json,md} and charts; `make bench-smoke` is CI's small round
-# of every variant (results under target/bench-smoke).
+# of every variant (results under target/bench-smoke). `make bench BENCH_ARGS=--issue13`
+# measures only issue 13's figures side by side (network-bound profile, CPU per GiB, budget,
+# FileSystem create.performance, 64-writer memory, fairness; about 35 minutes at full scale)
+# into benches/results/<date>-issue13.*, each figure a ratio next to its target;
+# BENCH_ARGS='--issue13 --smoke' runs the same cells at scale 1/16 (a few minutes).
 S3S_FS := target/tools/bin/s3s-fs
 BENCH_ROOT ?= /dev/shm/s3native-bench
 

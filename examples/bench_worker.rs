@@ -24,6 +24,21 @@
 //! exits with status 1. File `i`'s bytes start at `i * 4096` in the same 8 MiB pseudo-random
 //! source as the Java worker's, so every way writes the same bytes.
 //!
+//! Extra shapes (issue 13's cells):
+//! - `big=N`: one more writer thread writes one file of `N` bytes (`<prefix>/big`) at the
+//!   same time as the `files` small ones (the fairness cell); the result then has
+//!   `classes.small` and `classes.big` (way `s3native` without `big`: `classes.small`):
+//!   bytes, seconds from the start until that class's last close, `file_p99_us` (the 99th
+//!   percentile, nearest rank, of its files' open-to-close time) and (way `s3native`)
+//!   `blocked_p99_us` (of each writer's time blocked by the budget) and the part queue wait:
+//!   `queue_wait_p99_us` is the 99th percentile over the class's writers that uploaded parts
+//!   of each writer's own p99 (null when none did: a file that fits one part is one PUT at
+//!   close, which waits in no queue), `queue_wait_max_us` the largest wait.
+//! - `pause=true`: after the warm-up the worker prints `READY` and waits for a line on
+//!   stdin, and after the `RESULT` line waits for another before it exits, so the harness
+//!   can read this process's RSS from /proc/<pid>/status with no writer open and its peak
+//!   (`VmHWM`) after the writes, from outside (the memory cell).
+//!
 //! Build: `cargo build --release --example bench_worker`.
 
 use std::collections::{BTreeMap, HashMap};
@@ -54,6 +69,8 @@ struct Args {
     in_flight: usize,
     warmup: usize,
     unsigned: bool,
+    big: usize,
+    pause: bool,
     conf: BTreeMap<String, String>,
 }
 
@@ -82,6 +99,8 @@ fn parse() -> Args {
         in_flight: num("in_flight", 4),
         warmup: num("warmup", 1 << 20),
         unsigned: a.get("unsigned").map(|v| v == "true").unwrap_or(false),
+        big: num("big", 0),
+        pause: a.get("pause").map(|v| v == "true").unwrap_or(false),
         conf,
     }
 }
@@ -117,8 +136,8 @@ struct Counts {
 }
 
 /// Write file number `index` (its bytes start at `index * 4096` in the source, as in the
-/// Java worker) under `key`.
-fn upload(a: &Args, store: &Arc<AmazonS3>, rt: &tokio::runtime::Runtime, key: &str, index: usize, source: &Bytes, counts: &Counts) {
+/// Java worker) under `key`; way `s3native` returns the writer's statistics at close.
+fn upload(a: &Args, store: &Arc<AmazonS3>, rt: &tokio::runtime::Runtime, key: &str, index: usize, source: &Bytes, counts: &Counts) -> Option<s3native::Statistics> {
     let at0 = index * 4096 % SOURCE;
     let chunks = || {
         let mut at = at0;
@@ -140,7 +159,7 @@ fn upload(a: &Args, store: &Arc<AmazonS3>, rt: &tokio::runtime::Runtime, key: &s
             for piece in chunks() {
                 w.write(&piece).expect("write");
             }
-            w.close().expect("close");
+            return Some(w.close().expect("close").statistics);
         }
         "writemultipart" => rt.block_on(async {
             let upload = store.put_multipart(&Path::from(key)).await.expect("put_multipart");
@@ -185,6 +204,60 @@ fn upload(a: &Args, store: &Arc<AmazonS3>, rt: &tokio::runtime::Runtime, key: &s
         }),
         other => panic!("way is s3native, writemultipart or ceiling, got '{other}'"),
     }
+    None
+}
+
+/// What one class of writers (the small files, or the big file) did: bytes, the time from
+/// the start until its last close, and each writer's part queue wait (p99, max).
+#[derive(Default)]
+struct Class {
+    bytes: u64,
+    end: f64,
+    files: Vec<u64>,
+    blocked_us: Vec<u64>,
+    p99_us: Vec<u64>,
+    max_us: u64,
+}
+
+/// Nearest rank: the smallest value with at least 99% of `xs` at or below it.
+fn p99(xs: &mut [u64]) -> Option<u64> {
+    xs.sort_unstable();
+    (!xs.is_empty()).then(|| xs[(xs.len() * 99).div_ceil(100) - 1])
+}
+
+impl Class {
+    fn record(&mut self, bytes: usize, began: f64, end: f64, stats: Option<s3native::Statistics>) {
+        self.bytes += bytes as u64;
+        self.end = self.end.max(end);
+        self.files.push(((end - began) * 1e6) as u64);
+        if let Some(s) = stats {
+            self.blocked_us.push(s.budget_blocked_us);
+            if s.part_queue_wait.count > 0 {
+                self.p99_us.push(s.part_queue_wait.p99_us);
+                self.max_us = self.max_us.max(s.part_queue_wait.max_us);
+            }
+        }
+    }
+
+    fn json(&mut self) -> serde_json::Value {
+        let queue = p99(&mut self.p99_us);
+        serde_json::json!({
+            "bytes": self.bytes as f64,
+            "seconds": self.end,
+            "files": self.files.len(),
+            "file_p99_us": p99(&mut self.files),
+            "blocked_p99_us": p99(&mut self.blocked_us),
+            "writers_with_parts": self.p99_us.len(),
+            "queue_wait_p99_us": queue,
+            "queue_wait_max_us": queue.map(|_| self.max_us),
+        })
+    }
+}
+
+fn wait_for_line(what: &str) {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).unwrap_or_else(|e| panic!("stdin ({what}): {e}"));
 }
 
 fn proc_field(file: &str, name: &str) -> u64 {
@@ -230,18 +303,34 @@ fn main() {
     upload(&Args { size: warmup, chunk: a.chunk.min(warmup), ..(*a).clone() }, &store, &rt, &format!("{}/warmup", a.prefix), 0, &source, &Counts::default());
 
     let before = s3native::global_statistics();
+    if a.pause {
+        println!("READY");
+        wait_for_line("start");
+    }
     std::fs::write("/proc/self/clear_refs", "5").expect("reset VmHWM");
     let disk0 = proc_field("/proc/self/io", "write_bytes");
     let cancelled0 = proc_field("/proc/self/io", "cancelled_write_bytes");
     let cpu0 = cpu_seconds();
     let start = Instant::now();
+    let small = std::sync::Mutex::new(Class::default());
+    let big = std::sync::Mutex::new(Class::default());
     std::thread::scope(|s| {
         for t in 0..a.threads {
-            let (a, store, rt, source, counts) = (a.clone(), store.clone(), rt.clone(), source.clone(), counts.clone());
+            let (a, store, rt, source, counts, small) = (a.clone(), store.clone(), rt.clone(), source.clone(), counts.clone(), &small);
             s.spawn(move || {
                 for f in (t..a.files).step_by(a.threads) {
-                    upload(&a, &store, &rt, &format!("{}/f{f}", a.prefix), f, &source, &counts);
+                    let began = start.elapsed().as_secs_f64();
+                    let stats = upload(&a, &store, &rt, &format!("{}/f{f}", a.prefix), f, &source, &counts);
+                    small.lock().unwrap().record(a.size, began, start.elapsed().as_secs_f64(), stats);
                 }
+            });
+        }
+        if a.big > 0 {
+            let (a, store, rt, source, counts, big) = (a.clone(), store.clone(), rt.clone(), source.clone(), counts.clone(), &big);
+            s.spawn(move || {
+                let one = Args { size: a.big, chunk: a.chunk.min(a.big), ..(*a).clone() };
+                let stats = upload(&one, &store, &rt, &format!("{}/big", a.prefix), a.files, &source, &counts);
+                big.lock().unwrap().record(a.big, 0.0, start.elapsed().as_secs_f64(), stats);
             });
         }
     });
@@ -276,8 +365,14 @@ fn main() {
 
     // Every file is there with its size.
     let listed: Vec<_> = rt.block_on(store.list(Some(&Path::from(a.prefix.as_str()))).try_collect::<Vec<_>>()).expect("list");
-    let files: Vec<_> = listed.iter().filter(|m| m.location.filename() != Some("warmup")).collect();
-    let wrong: Vec<_> = files.iter().filter(|m| m.size != a.size as u64).map(|m| (m.location.to_string(), m.size)).collect();
+    let files: Vec<_> = listed.iter().filter(|m| !matches!(m.location.filename(), Some("warmup" | "big"))).collect();
+    let mut wrong: Vec<_> = files.iter().filter(|m| m.size != a.size as u64).map(|m| (m.location.to_string(), m.size)).collect();
+    if a.big > 0 {
+        let found = listed.iter().find(|m| m.location.filename() == Some("big")).map(|m| m.size);
+        if found != Some(a.big as u64) {
+            wrong.push((format!("{}/big", a.prefix), found.unwrap_or(0)));
+        }
+    }
     if files.len() != a.files || !wrong.is_empty() {
         eprintln!("bench_worker: verification failed: {} files under {}, expected {}; wrong sizes: {wrong:?}", files.len(), a.prefix, a.files);
         std::process::exit(1);
@@ -285,7 +380,7 @@ fn main() {
 
     let result = serde_json::json!({
         "seconds": seconds,
-        "bytes": (a.files * a.size) as f64,
+        "bytes": (a.files * a.size + a.big) as f64,
         "cpu_seconds": cpu,
         "disk_write_bytes": disk,
         "disk_cancelled_write_bytes": cancelled,
@@ -294,6 +389,16 @@ fn main() {
         "budget_blocked_seconds": (after.budget_blocked_us - before.budget_blocked_us) as f64 / 1e6,
         "retries": after.retries - before.retries,
         "requests": requests,
+        "budget_overcommits": after.budget_overcommits - before.budget_overcommits,
     });
+    let mut result = result;
+    if a.big > 0 {
+        result["classes"] = serde_json::json!({"small": small.lock().unwrap().json(), "big": big.lock().unwrap().json()});
+    } else if a.way == "s3native" {
+        result["classes"] = serde_json::json!({"small": small.lock().unwrap().json()});
+    }
     println!("RESULT {result}");
+    if a.pause {
+        wait_for_line("exit");
+    }
 }

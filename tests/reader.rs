@@ -190,10 +190,21 @@ fn a_columnar_file_gets_its_footer_at_open() {
     let s = r.statistics();
     assert_eq!((s.gets_footer, s.gets_pread, s.gets_random, s.gets_read_ahead), (1, 0, 0, 0), "{s:?}");
     assert_eq!(s.prefetch_hits, 2);
+    // A sequential scan from the start reads up to the footer and takes the rest from it:
+    // the read-ahead never fetches the footer's bytes again.
+    let mut at = 0;
+    let mut chunk = vec![0u8; 512 * 1024];
+    while at < len {
+        let n = r.read(at as u64, &mut chunk).unwrap();
+        assert_same_bytes(&chunk[..n], &bytes[at..at + n], "scan");
+        at += n;
+    }
+    let s = r.statistics();
+    assert_eq!(s.bytes_fetched, len as u64, "every byte fetched once: {s:?}");
     r.unbuffer();
     assert_eq!(r.statistics().buffered_bytes, 0);
     assert_eq!(r.read(len as u64 - 8, &mut tail).unwrap(), 8, "reads go on after unbuffer");
-    assert_eq!(r.statistics().gets_random, 1);
+    assert_eq!(r.statistics().gets_random, s.gets_random + 1, "the footer is gone: one GET");
 }
 
 #[test]
@@ -221,7 +232,9 @@ fn a_missing_key_fails_open_with_not_found_naming_it() {
     require_server!();
     let b = TestBucket::new("reader-missing");
     let key = b.key("nothing-here");
-    let e = Reader::open(&b.bucket, &key, &direct(&b), ReadOptions::default()).err().expect("no object");
+    // A write-only setting (a canned ACL, which native writes refuse) does not stop a read.
+    let settings = direct(&b).with("fs.s3a.acl.default", "BucketOwnerFullControl");
+    let e = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).err().expect("no object");
     assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
     assert!(e.message().contains(&key), "{e}");
 }
@@ -382,4 +395,72 @@ fn an_etag_from_the_caller_that_the_object_no_longer_has_fails_open() {
     let e = Reader::open(&b.bucket, &key, &direct(&b), stale).err().expect("stale ETag");
     assert_eq!(e.kind(), ErrorKind::Io, "{e}");
     assert!(e.message().contains(&key) && e.message().contains("changed"), "{e}");
+}
+
+#[test]
+fn a_read_after_a_failed_get_asks_again_and_a_large_read_is_fetched_in_parallel_blocks() {
+    require_server!();
+    let b = TestBucket::new("reader-retry-read");
+    let key = b.key("again.bin");
+    let bytes = data(12, 6 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let settings = read_settings(proxied(&b)).with("fs.s3a.retry.limit", "0");
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions { policy: Some(ReadPolicy::Random), ..Default::default() }).unwrap();
+    proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "status", "status": 500, "code": "InternalError", "count": 1}));
+    let mut buf = vec![0u8; 3 * MIB + 10];
+    let e = r.read(MIB as u64, &mut buf).expect_err("the only attempt fails");
+    assert!(e.message().contains(&key), "{e}");
+    assert_eq!(r.read(MIB as u64, &mut buf).unwrap(), buf.len(), "the next read asks again");
+    assert_same_bytes(&buf, &bytes[MIB..MIB + buf.len()], "after the failure");
+    // 3 MiB + 10 B in 1 MiB blocks: the read's GETs are 4 ranges of at most a block (the
+    // first attempt's blocks that did arrive are fetched again with the one that failed).
+    let log = gets(&proxy, &key);
+    assert_eq!(log.iter().filter(|e| e.fault.is_some()).count(), 1);
+    let ranges: std::collections::BTreeSet<String> =
+        log.iter().filter(|e| e.fault.is_none()).filter_map(|e| e.header("range").map(str::to_string)).collect();
+    let m = MIB;
+    let expect: std::collections::BTreeSet<String> = [(m, 2 * m - 1), (2 * m, 3 * m - 1), (3 * m, 4 * m - 1), (4 * m, 4 * m + 9)]
+        .iter()
+        .map(|(a, z)| format!("bytes={a}-{z}"))
+        .collect();
+    assert_eq!(ranges, expect);
+}
+
+#[test]
+fn an_expired_token_on_a_get_fetches_the_credentials_again() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    struct Counting(Arc<AtomicUsize>);
+    impl s3native::CredentialSource for Counting {
+        fn fetch(&self) -> s3native::Result<s3native::Credentials> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            let e = common::env();
+            Ok(s3native::Credentials { access_key_id: e.access_key.clone(), secret_access_key: e.secret_key.clone(), session_token: None, expiry: None })
+        }
+        fn describe(&self) -> String {
+            "a counting test source".into()
+        }
+    }
+    require_server!();
+    let b = TestBucket::new("reader-expired");
+    let key = b.key("token.bin");
+    let bytes = data(13, 2 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut settings = Settings::new();
+    for (k, v) in read_settings(proxied(&b)).iter() {
+        if !k.ends_with("access.key") && !k.ends_with("secret.key") {
+            settings.set(k, v);
+        }
+    }
+    let settings = settings.with_credentials(s3native::SharedCredentials::new(Counting(calls.clone())));
+    let r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    let before = calls.load(Ordering::SeqCst);
+    proxy.add_rule(serde_json::json!({"match": {"method": "GET", "path_contains": key}, "action": "status", "status": 400, "code": "ExpiredToken", "message": "The provided token has expired.", "count": 1}));
+    let mut buf = vec![0u8; 1000];
+    assert_eq!(r.read_at(MIB as u64, &mut buf).unwrap(), 1000);
+    assert_eq!(&buf[..], &bytes[MIB..MIB + 1000]);
+    assert_eq!(calls.load(Ordering::SeqCst), before + 1, "the source was asked again after ExpiredToken");
 }

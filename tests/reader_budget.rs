@@ -1,7 +1,7 @@
 //! Readers and writers share one process-wide memory budget: under a budget of a few
-//! blocks, 8 sequential readers and 4 writers at once all finish with the right bytes (no
-//! deadlock), the bound holds (beyond it only by counted overcommits of one block or chunk
-//! each), and read-ahead is what gives way (blocks skipped for lack of budget).
+//! blocks, 12 sequential readers and 4 writers at once (16 threads) all finish with the
+//! right bytes (no deadlock), the bound holds (beyond it only by counted overcommits of one
+//! block or chunk each), and read-ahead is what gives way (skipped or dropped).
 //!
 //! The budget is process-wide (fixed by the first reader or writer), so this test has its
 //! own binary.
@@ -27,7 +27,7 @@ fn readers_and_writers_share_a_small_budget_without_deadlock() {
         .with("fs.s3a.native.read.block.size", "1M")
         .with("fs.s3a.native.read.ahead.max.size", "4M");
     // The objects to read, written before the budget is in use.
-    let sources: Vec<(String, Vec<u8>)> = (0..8).map(|i| (tb.key(&format!("r{i}")), data(100 + i, 6 * MIB + 3 * i as usize))).collect();
+    let sources: Vec<(String, Vec<u8>)> = (0..12).map(|i| (tb.key(&format!("r{i}")), data(100 + i, 6 * MIB + 3 * i as usize))).collect();
     for (k, bytes) in &sources {
         let mut w = Writer::open(&tb.bucket, k, Mode::Publish, &settings).unwrap();
         w.write(bytes).unwrap();
@@ -38,7 +38,7 @@ fn readers_and_writers_share_a_small_budget_without_deadlock() {
     let bucket = tb.bucket.clone();
     let outputs: Vec<(String, Vec<u8>)> = (0..4).map(|i| (tb.key(&format!("w{i}")), data(200 + i, 12 * MIB + i as usize))).collect();
     let (srcs, outs, s) = (sources.clone(), outputs.clone(), settings.clone());
-    let skipped = within(Duration::from_secs(180), "8 readers and 4 writers under a 16 MiB budget", move || {
+    let skipped = within(Duration::from_secs(180), "12 readers and 4 writers under a 16 MiB budget", move || {
         std::thread::scope(|scope| {
             let readers: Vec<_> = srcs
                 .iter()
@@ -86,7 +86,7 @@ fn readers_and_writers_share_a_small_budget_without_deadlock() {
         after.buffer_peak_bytes
     );
     assert!(after.buffer_peak_bytes > 8 << 20, "readers and writers used the budget together: peak {} B", after.buffer_peak_bytes);
-    assert!(skipped > 0, "8 readers with 4 MiB windows cannot all read ahead in 16 MiB: read-ahead gives way (skipped or dropped)");
+    assert!(skipped > 0, "12 readers with 4 MiB windows cannot all read ahead in 16 MiB: read-ahead gives way (skipped or dropped)");
     assert_eq!(after.buffer_bytes, 0, "every read buffer went back to the budget");
 }
 

@@ -7,7 +7,12 @@ min..max), the median of per-round ratios to stock S3A (disk, Hadoop 3.4) and to
 ceiling measured in the same round (with min..max); the medians of CPU seconds per GiB
 (user + system of the writing process), local disk MiB written, requests per file and
 seconds writers were blocked by s3native's memory budget; the largest over rounds of peak
-RSS and of buffer memory (s3native's part buffers, or S3A's direct ByteBuffers).
+RSS and of buffer memory (s3native's part buffers, or S3A's direct ByteBuffers); the median
+peak of TCP connections to the endpoint (read from outside the process).
+
+A run with `--issue13` also gets the "Issue 13 figures" table (ISSUE13_FIGURES): each of
+the issue's "Speed and memory" figures as the median over rounds of its per-round value
+(min..max), next to its target, with what the same run shows of the bound.
 """
 
 import json
@@ -20,12 +25,19 @@ GIB = 1 << 30
 COLORS = {"s3native": "#1f77b4", "s3a": "#ff7f0e", "object_store": "#2ca02c", "ceiling": "#7f7f7f"}
 
 
+S3A_PROBES = ("s3a.object_list_request", "s3a.object_metadata_request", "s3a.object_bulk_delete_request",
+              "s3a.object_delete_request")
+
+
 def requests_per_file(r):
-    """Requests on the wire per file: S3A's store_io_request counter plus s3native's own."""
+    """Requests on the wire per file: s3native's own counts plus, through NativeS3AFileSystem,
+    S3A's probes (LIST, HEAD, DELETE: the writes S3A's counters show there are s3native's own,
+    published in S3A's names); for stock S3A its store_io_request counter; object_store's."""
     req = r.get("requests", {})
-    total = req.get("s3a.store_io_request", 0)
-    total += sum(v for k, v in req.items() if k.startswith("s3native.") or k.startswith("object_store."))
-    return total / r["files"]
+    native = sum(v for k, v in req.items() if k.startswith("s3native.") or k.startswith("object_store."))
+    if any(k.startswith("s3native.") for k in req):
+        return (native + sum(req.get(k, 0) for k in S3A_PROBES)) / r["files"]
+    return (native + req.get("s3a.store_io_request", 0)) / r["files"]
 
 
 def requests_by_kind(r):
@@ -41,7 +53,8 @@ def requests_by_kind(r):
     add("LIST", listed)
     add("HEAD", head)
     add("DELETE", delete)
-    add("S3A writes", req.get("s3a.store_io_request", 0) - listed - head - delete)
+    if not any(k.startswith("s3native.") for k in req):  # else they are s3native's, counted below
+        add("S3A writes", req.get("s3a.store_io_request", 0) - listed - head - delete)
     names = {"create_multipart_upload": "create", "upload_part": "part", "complete_multipart_upload": "complete",
              "put_object": "PUT", "head_object": "HEAD", "abort_multipart_upload": "abort", "other": "other"}
     for k, v in req.items():
@@ -102,6 +115,7 @@ def summarise(data):
                     requests_per_file=med(lambda r: requests_per_file(r) if measured else None),
                     requests_by_kind=requests_by_kind(good[0]) if measured else "",
                     blocked_s=med(lambda r: r.get("budget_blocked_seconds", 0) if measured else None),
+                    connections=med(lambda r: r.get("peak_connections")),
                 )
             rows.append(row)
         out[key] = rows
@@ -144,6 +158,140 @@ def headline(data):
     return lines
 
 
+# Issue 13's figures: (cell, what, target text, test of the median). A cell is (profile,
+# workload); the values are per round, from the records of that round (run.py's ISSUE13_CELLS).
+NETBOUND, LOOP_2G = ("netbound", "1 x 2 GiB"), ("loopback", "1 x 2 GiB")
+SMALL, MEM64 = ("s3like", "2000 x 100 KiB, 8 threads"), ("loopback", "64 x 32 MiB, 64 threads")
+FAIR = ("s3like", "fairness: 2000 x 100 KiB (8 threads) + 1 x 2 GiB")
+STREAM, STREAM_256, STREAM_1G = "s3native stream (JVM)", "s3native stream, 256 MiB budget", "s3native stream, 1 GiB budget"
+S3A_DISK, FS_PERF, S3A_PERF = "S3A disk, Hadoop 3.4 (SDK v2)", "s3native FileSystem, create.performance", \
+    "S3A disk 3.4, create.performance"
+WM, CEIL = "object_store WriteMultipart (Rust)", "ceiling: prebuilt parts (Rust)"
+RUST64 = "s3native Writer (Rust), 64 writers, 256 MiB budget"
+ALONE, WITH_BIG = "small writers alone (Rust), 256 MiB budget", "small writers + one 2 GiB writer (Rust), 256 MiB budget"
+# Blocked time "near 0": at most 1% of the run's wall time.
+NEAR_ZERO = 0.01
+
+
+def rate(r):
+    return r["bytes"] / MIB / r["seconds"]
+
+
+def cpu_gib(r):
+    return r["cpu_seconds"] / (r["bytes"] / GIB)
+
+
+def small_rate(r):
+    c = r.get("classes", {}).get("small")
+    return c["bytes"] / MIB / c["seconds"] if c and c["seconds"] else rate(r)
+
+
+def issue13(data):
+    """The "Issue 13 figures" table: one row per figure."""
+    by = {}  # (profile, workload) -> round -> variant -> record
+    for r in data["runs"]:
+        if "error" not in r and r.get("tls"):
+            by.setdefault((r["profile"], r["workload"]), {}).setdefault(r["round"], {})[r["variant"]] = r
+
+    def per_round(cell, f):
+        """f(records of one round) for every round where it can be computed."""
+        out = []
+        for recs in by.get(cell, {}).values():
+            try:
+                out.append(f(recs))
+            except (KeyError, ZeroDivisionError, TypeError):
+                pass
+        return out
+
+    def same_ceiling(v):
+        return lambda rs: rate(rs[v]) / rate(rs[rs[v]["same_connections_ceiling"]])
+
+    def conns(cell, v):
+        xs = per_round(cell, lambda rs: rs[v]["peak_connections"])
+        return f"{median(xs):.0f}" if xs else "-"
+
+    def mib_s(cell, v, f=rate):
+        xs = per_round(cell, lambda rs: f(rs[v]))
+        return f"{median(xs):.1f}" if xs else "-"
+
+    def p99_ms(cell, v, cls, what="queue_wait_p99_us"):
+        xs = per_round(cell, lambda rs: rs[v]["classes"][cls][what] / 1000)
+        return f"{median(xs):.1f} ms" if xs else "n/a"
+
+    rows = []
+
+    def row(name, xs, target, ok, context, fmt="{:.2f}"):
+        if not xs:
+            rows.append(f"| {name} | not measured | {target} | - | {context} |")
+            return
+        s = spread(xs, fmt)
+        verdict = "meets" if ok(median(xs)) else "**short**"
+        rows.append(f"| {name} | {fmt.format(median(xs))}" + (f" ({s})" if s else "") + f" | {target} | {verdict} | {context} |")
+
+    for v, label in ((STREAM, "defaults"), (STREAM_256, "256 MiB")):
+        row(f"netbound 1 x 2 GiB, stream ({label}) / stock S3A disk 3.4",
+            per_round(NETBOUND, lambda rs, v=v: rate(rs[v]) / rate(rs[S3A_DISK])), ">= 3", lambda x: x >= 3,
+            f"{mib_s(NETBOUND, v)} vs {mib_s(NETBOUND, S3A_DISK)} MiB/s; connections {conns(NETBOUND, v)} vs "
+            f"{conns(NETBOUND, S3A_DISK)}; bound: ceiling at the stream's connections / S3A = "
+            + ratio_cell(per_round(NETBOUND, lambda rs, v=v: rate(rs[rs[v]["same_connections_ceiling"]]) / rate(rs[S3A_DISK]))))
+        row(f"netbound 1 x 2 GiB, stream ({label}) / ceiling at the same connections",
+            per_round(NETBOUND, same_ceiling(v)), ">= 0.9", lambda x: x >= 0.9,
+            f"{conns(NETBOUND, v)} connections")
+    row("loopback TLS 1 x 2 GiB, CPU s/GiB: stream / ceiling",
+        per_round(LOOP_2G, lambda rs: cpu_gib(rs[STREAM]) / cpu_gib(rs[CEIL])), "<= 1.3", lambda x: x <= 1.3,
+        "CPU s/GiB " + " / ".join(f"{median(xs):.2f}" if xs else "-" for xs in
+                                 (per_round(LOOP_2G, lambda rs, v=v: cpu_gib(rs[v])) for v in (STREAM, CEIL, WM)))
+        + " (stream / ceiling / WriteMultipart)")
+    row("loopback TLS 1 x 2 GiB, CPU s/GiB: stream / WriteMultipart",
+        per_round(LOOP_2G, lambda rs: cpu_gib(rs[STREAM]) / cpu_gib(rs[WM])), "<= 1", lambda x: x <= 1, "")
+    row("s3like 2000 x 100 KiB: stream at 256 MiB / at 1 GiB budget",
+        per_round(SMALL, lambda rs: rate(rs[STREAM_256]) / rate(rs[STREAM_1G])), ">= 0.95", lambda x: x >= 0.95,
+        f"{mib_s(SMALL, STREAM_256)} vs {mib_s(SMALL, STREAM_1G)} MiB/s")
+    row("s3like 2000 x 100 KiB at 256 MiB: blocked time / wall time",
+        per_round(SMALL, lambda rs: rs[STREAM_256]["budget_blocked_seconds"] / rs[STREAM_256]["seconds"]),
+        f"near 0 (<= {NEAR_ZERO:g})", lambda x: x <= NEAR_ZERO,
+        "blocked " + ratio_cell(per_round(SMALL, lambda rs: rs[STREAM_256]["budget_blocked_seconds"])) + " s", "{:.3f}")
+    row("s3like 2000 x 100 KiB: NativeS3AFileSystem (create.performance) / stream",
+        per_round(SMALL, lambda rs: rate(rs[FS_PERF]) / rate(rs[STREAM])), ">= 0.95", lambda x: x >= 0.95,
+        f"{mib_s(SMALL, FS_PERF)} vs {mib_s(SMALL, STREAM)} MiB/s; stock S3A in the same mode {mib_s(SMALL, S3A_PERF)}")
+    row("s3like 2000 x 100 KiB: requests per file, NativeS3AFileSystem - stock S3A (both create.performance)",
+        per_round(SMALL, lambda rs: requests_per_file(rs[FS_PERF]) - requests_per_file(rs[S3A_PERF])), "0",
+        lambda x: abs(x) < 0.005,
+        "; ".join(f"{n}: " + next((requests_by_kind(rs[v]) for rs in by.get(SMALL, {}).values() if v in rs), "-")
+                  for n, v in (("native", FS_PERF), ("stock", S3A_PERF))), "{:.3g}")
+
+    def native_peak(r):
+        return (r["outside_peak_rss_bytes"] - r["idle_rss_bytes"]) / (r["budget_bytes"] + 32 * MIB)
+
+    row("64 writers: (peak RSS - RSS with no writer) / (budget + 32 MiB), read from /proc outside",
+        per_round(MEM64, lambda rs: native_peak(rs[RUST64])), "<= 1", lambda x: x <= 1,
+        "peak over idle " + ratio_cell(per_round(
+            MEM64, lambda rs: (rs[RUST64]["outside_peak_rss_bytes"] - rs[RUST64]["idle_rss_bytes"]) / MIB))
+        + " MiB; idle " + ratio_cell(per_round(MEM64, lambda rs: rs[RUST64]["idle_rss_bytes"] / MIB)) + " MiB; "
+        "part buffers (own counter) " + ratio_cell(per_round(MEM64, lambda rs: rs[RUST64]["native_buffer_peak_bytes"] / MIB))
+        + " MiB")
+    row("fairness: small writers' throughput with one 2 GiB writer / alone (256 MiB)",
+        per_round(FAIR, lambda rs: small_rate(rs[WITH_BIG]) / small_rate(rs[ALONE])), ">= 0.8", lambda x: x >= 0.8,
+        f"{mib_s(FAIR, WITH_BIG, small_rate)} vs {mib_s(FAIR, ALONE, small_rate)} MiB/s; the big writer "
+        + mib_s(FAIR, WITH_BIG, lambda r: r["classes"]["big"]["bytes"] / MIB / r["classes"]["big"]["seconds"])
+        + " MiB/s, " + ratio_cell(per_round(FAIR, lambda rs: rs[WITH_BIG]["classes"]["big"]["seconds"]
+                                            / rs[WITH_BIG]["classes"]["small"]["seconds"]))
+        + "x the small ones' time (below 1: the small ones ran alone at the end)")
+    def waits(what):
+        return (f"small alone {p99_ms(FAIR, ALONE, 'small', what)}; small with big "
+                f"{p99_ms(FAIR, WITH_BIG, 'small', what)}; big {p99_ms(FAIR, WITH_BIG, 'big', what)}")
+
+    rows.append(f"| fairness: part queue wait p99 per writer class | {waits('queue_wait_p99_us')} | reported | - "
+                "| p99 over the class's writers of each writer's p99; n/a: no parts (a file within one part is one "
+                "PUT at close, queued nowhere) |")
+    rows.append(f"| fairness: budget-blocked time p99 per writer | {waits('blocked_p99_us')} | reported | - | |")
+    rows.append(f"| fairness: file open-to-close p99 | {waits('file_p99_us')} | reported | - | |")
+    return ["## Issue 13 figures", "",
+            "Each figure is the median over rounds of its per-round value (min..max), computed from the runs of "
+            "that round; the cells' own tables follow. Ratios of throughput are MiB/s over MiB/s.", "",
+            "| figure | measured | target | verdict | context |", "|---|---|---|---|---|"] + rows + [""]
+
+
 def ratio_cell(xs):
     if not xs:
         return "-"
@@ -162,7 +310,12 @@ def markdown(data, summary):
         f"each round, after {m['warmup_rounds']} warm-up round(s); scale {m['scale']:g}. Machine: {m['machine']}.",
         f"Parts of {m['part_bytes'] // MIB} MiB and {m['active_blocks']} in flight per file for every writer; "
         f"S3-like profile: +{m['latency_ms']} ms per response and {m['rate_kb_s'] // 1000} MB/s per connection "
-        f"and direction (toxiproxy). Server: s3s-fs on tmpfs; TLS by stunnel.",
+        f"and direction (toxiproxy)"
+        + (f"; network-bound profile (netbound): +{m['profiles']['netbound'][0]} ms per response and "
+           f"{m['profiles']['netbound'][1] / 1000:g} MB/s per connection and direction" if "profiles" in m else "")
+        + ". Server: s3s-fs on tmpfs; TLS by stunnel."
+        + (" Issue 13 cells: every writer at its own defaults (multipart size and active blocks unset) unless "
+           "its name gives a budget." if m.get("issue13") else ""),
         "",
         "Columns: MiB/s is the median over rounds (min..max); the ratios are medians of per-round ratios to "
         f"stock S3A (`{m['reference']}`; in the Spark job, stock S3A with its default disk buffer) and to "
@@ -173,6 +326,7 @@ def markdown(data, summary):
         "S3A's direct ByteBuffers (S3A's array buffers are heap, within RSS); blocked is the seconds writers "
         "waited for s3native's memory budget.",
         "",
+    ] + (issue13(data) if m.get("issue13") else []) + [
         "## Headline: s3native's Java stream against the others",
         "",
         "Medians of per-round throughput ratios (min..max); above 1 means s3native was faster. "
@@ -186,11 +340,11 @@ def markdown(data, summary):
         ran = f" (run as {shape['files']} x {shape['file_bytes']:,} B)" if shape and m["scale"] != 1 else ""
         lines += ["", f"## {cond}: {workload}{ran}", "",
                   "| variant | MiB/s | x stock S3A | x ceiling | CPU s/GiB | disk MiB | RSS MiB | buffers MiB "
-                  "| requests/file | blocked s |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "| requests/file | blocked s | conns |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             if "mib_s" not in r:
-                lines.append(f"| {r['variant']} | failed | | | | | | | | |")
+                lines.append(f"| {r['variant']} | failed | | | | | | | | | |")
                 continue
             s = spread(r["mib_s_all"], "{:.0f}")
             f = lambda k, fmt: "-" if r[k] is None else fmt.format(r[k])  # noqa: E731
@@ -200,7 +354,7 @@ def markdown(data, summary):
                 f" | {ratio_cell(r['vs_reference'])} | {ratio_cell(r['vs_ceiling'])} | {f('cpu_s_per_gib', '{:.2f}')} "
                 f"| {f('disk_mib', '{:.0f}')}" + (f" ({r['cancelled_mib']:.0f})" if r.get("cancelled_mib") else "")
                 + f" | {f('rss_mib', '{:.0f}')} | {f('buffer_mib', '{:.0f}')} "
-                f"| {reqs} | {f('blocked_s', '{:.2f}')} |"
+                f"| {reqs} | {f('blocked_s', '{:.2f}')} | {f('connections', '{:.0f}')} |"
                 + (f" {r['failed']} failed" if r["failed"] else ""))
     failed = [r for r in data["runs"] if "error" in r]
     if failed:
@@ -250,14 +404,48 @@ def chart(summary, key, xlabel, path):
     plt.close(fig)
 
 
+def cell_chart(summary, key, xlabel, path):
+    """One panel per (condition, workload) cell, two to a row, each with its own variants:
+    issue 13's cells share few variants, so the condition x workload grid would be sparse."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells = [(c, w) for c, w in summary if w != "warm-up"
+             and any(r.get(key) is not None for r in summary[(c, w)])]
+    if not cells:
+        return
+    rows_n = -(-len(cells) // 2)
+    fig, axes = plt.subplots(rows_n, 2, figsize=(16, 2.6 * rows_n + 0.5), squeeze=False)
+    for ax in axes.flat[len(cells):]:
+        ax.axis("off")
+    for ax, (c, w) in zip(axes.flat, cells):
+        rows = [r for r in summary[(c, w)] if r.get(key) is not None]
+        err = None
+        if key == "mib_s":
+            err = [[r[key] - min(r["mib_s_all"]) for r in rows], [max(r["mib_s_all"]) - r[key] for r in rows]]
+        ax.barh(range(len(rows)), [r[key] for r in rows], xerr=err,
+                color=[COLORS.get(r["family"], "k") for r in rows])
+        ax.set_yticks(range(len(rows)), [r["variant"] for r in rows], fontsize=7)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_title(f"{c}\n{w}", fontsize=8)
+        ax.set_xlabel(xlabel, fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def write(stem):
     with open(stem + ".json") as f:
         data = json.load(f)
     summary = summarise(data)
     with open(stem + ".md", "w") as f:
         f.write(markdown(data, summary))
-    chart(summary, "mib_s", "MiB/s (median, min..max over rounds)", stem + "-throughput.png")
-    chart(summary, "cpu_s_per_gib", "CPU s per GiB written (user + system)", stem + "-cpu.png")
+    draw = cell_chart if data["meta"].get("issue13") else chart
+    draw(summary, "mib_s", "MiB/s (median, min..max over rounds)", stem + "-throughput.png")
+    draw(summary, "cpu_s_per_gib", "CPU s per GiB written (user + system)", stem + "-cpu.png")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,28 @@ the same bytes to the same server in one run, variants interleaved round by roun
 
     python benches/harness/run.py                 # the full run (make bench)
     python benches/harness/run.py --smoke         # a small round of everything (make bench-smoke)
+    python benches/harness/run.py --issue13       # issue 13's figures, side by side (make bench BENCH_ARGS=--issue13)
+    python benches/harness/run.py --issue13 --smoke   # the same cells at scale 1/16, one round
+
+`--issue13` runs only the cells of issue 13's "Speed and memory" figures (ISSUE13_CELLS) and
+writes <out>/<date>-issue13.{json,md}; report.py's "Issue 13 figures" table gives each
+figure as a ratio next to its target. Every variant there runs at its own defaults (no
+multipart size or active blocks spelled out) unless the variant says otherwise. The cells:
+  1. netbound TLS, 1 x 2 GiB: the Java stream at its defaults and at a 256 MiB budget, stock
+     S3A disk (Hadoop 3.4; its defaults are already 64 MiB x 4 blocks), and after them the
+     ceiling at each stream run's own peak connections and part size (same round);
+  2. loopback TLS, 1 x 2 GiB: CPU per GiB of the stream, WriteMultipart and the ceiling;
+  3. s3like TLS, 2000 x 100 KiB from 8 threads: the stream at its defaults, at 1 GiB and at
+     256 MiB, NativeS3AFileSystem and stock S3A, both with fs.s3a.create.performance=true;
+  4. loopback TLS, 64 writers of 32 MiB (Rust worker, 256 MiB budget): peak RSS over the RSS
+     at READY (no writer open), both read from /proc/<pid>/status by the harness;
+  5. s3like TLS, fairness (Rust worker, 256 MiB): 2000 x 100 KiB from 8 threads alone, and
+     the same with one more thread writing a 2 GiB file at once; per class of writer.
+At full scale with 3 rounds, on an otherwise idle 2-core machine, this takes about 35
+minutes (cell 1 about 20 of them: each 2 GiB run at 4 connections of 9 MB/s is a minute).
+
+Every run's peak of established TCP connections to the endpoint is read from outside, from
+/proc/<pid>/fd and /proc/<pid>/net/tcp{,6} every 0.1 s (warm-up file included).
 
 Every measured run is a fresh process (a JVM, or the Rust worker), so each variant pays
 for itself: CPU, local disk bytes and peak RSS are that process's own. Each process first
@@ -26,8 +48,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import traceback
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
@@ -60,9 +85,18 @@ class Variant:
     """One way of writing. `tls_only`: measured in the TLS conditions only (the memory
     comparisons: they do not depend on how payloads are signed)."""
 
-    def __init__(self, name, family, kind, way, line=None, conf=None, memory="defaults", tls_only=False):
+    def __init__(self, name, family, kind, way, line=None, conf=None, memory="defaults", tls_only=False,
+                 defaults=False, in_flight=None, part=None, big=0, pause=False, warmup=None, budget=None):
+        """`defaults`: leave fs.s3a.multipart.size and fs.s3a.fast.upload.active.blocks unset (the
+        writer's own defaults); `in_flight`, `part`: the object_store ways' parts in flight and
+        part size; `big`: bytes of one more file written alongside (Rust worker, scaled);
+        `pause`: the worker waits at READY so its idle RSS is read from outside (Rust);
+        `warmup`: bytes of the warm-up file; `budget`: s3native's budget in bytes, for the
+        report (also set in `conf`)."""
         self.name, self.family, self.kind, self.way = name, family, kind, way
         self.line, self.conf, self.memory, self.tls_only = line, conf or {}, memory, tls_only
+        self.defaults, self.in_flight, self.part, self.big, self.pause = defaults, in_flight, part, big, pause
+        self.warmup, self.budget = warmup, budget
 
 
 VARIANTS = [
@@ -100,6 +134,94 @@ SPARK_TABLES = {"lineitem": "Spark job: TPC-H lineitem, magic committer", "fligh
 SPARK_VARIANTS = {"s3native": "Spark, s3native (NativeS3AFileSystem)", "stock S3A": "Spark, stock S3A (disk)"}
 CEILING = "ceiling: prebuilt parts (Rust)"
 
+# Issue 13's cells: each figure of its "Speed and memory" list, measured side by side in one
+# run (`--issue13`). Workloads: name -> (files, bytes per file, writer threads).
+ISSUE13_WORKLOADS = {
+    "1 x 2 GiB": (1, 2 * GIB, 1),
+    "2000 x 100 KiB, 8 threads": (2000, 100 * 1024, 8),
+    "64 x 32 MiB, 64 threads": (64, 32 * MIB, 64),
+    "fairness: 2000 x 100 KiB (8 threads) + 1 x 2 GiB": (2000, 100 * 1024, 8),
+}
+NATIVE_FS = "io.s3native.hadoop.NativeS3AFileSystem"
+I13 = {
+    "stream": Variant("s3native stream (JVM)", "s3native", "java", "stream", line="3.4", defaults=True),
+    "stream-256": Variant("s3native stream, 256 MiB budget", "s3native", "java", "stream", line="3.4", defaults=True,
+                          conf={"fs.s3a.native.memory.budget": "256M"}, memory="equal", budget=256 * MIB),
+    "stream-1g": Variant("s3native stream, 1 GiB budget", "s3native", "java", "stream", line="3.4", defaults=True,
+                         conf={"fs.s3a.native.memory.budget": "1G"}, budget=GIB),
+    "s3a-disk": Variant(REFERENCE, "s3a", "java", "fs", line="3.4", defaults=True,
+                        conf={"fs.s3a.fast.upload.buffer": "disk"}),
+    "fs-perf": Variant("s3native FileSystem, create.performance", "s3native", "java", "fs", line="3.4", defaults=True,
+                       conf={"fs.s3a.impl": NATIVE_FS, "fs.s3a.create.performance": "true"}),
+    "s3a-perf": Variant("S3A disk 3.4, create.performance", "s3a", "java", "fs", line="3.4", defaults=True,
+                        conf={"fs.s3a.fast.upload.buffer": "disk", "fs.s3a.create.performance": "true"}),
+    "writemultipart": Variant("object_store WriteMultipart (Rust)", "object_store", "rust", "writemultipart"),
+    "ceiling": Variant(CEILING, "ceiling", "rust", "ceiling"),
+    # Peak native memory from outside: the Rust worker's peak RSS over its RSS at READY (after a
+    # 4 KiB warm-up: client, runtime and TLS set up, no writer open).
+    "rust-64": Variant("s3native Writer (Rust), 64 writers, 256 MiB budget", "s3native", "rust", "s3native",
+                       defaults=True, conf={"fs.s3a.native.memory.budget": "256M"}, memory="equal",
+                       pause=True, warmup=4096, budget=256 * MIB),
+    "small-alone": Variant("small writers alone (Rust), 256 MiB budget", "s3native", "rust", "s3native",
+                           defaults=True, conf={"fs.s3a.native.memory.budget": "256M"}, memory="equal",
+                           budget=256 * MIB, big=0),
+    "small-with-big": Variant("small writers + one 2 GiB writer (Rust), 256 MiB budget", "s3native", "rust",
+                              "s3native", defaults=True, conf={"fs.s3a.native.memory.budget": "256M"},
+                              memory="equal", budget=256 * MIB, big=2 * GIB),
+}
+# The ceiling at a writer's connection count: run after the writers of the cell in each
+# round, once per (peak connections, part size) measured for its s3native variants.
+SAME_CONNECTIONS = "ceiling at the same connections"
+# (profile, tls, workload, variants): the figure each serves is in report.py's ISSUE13_FIGURES.
+ISSUE13_CELLS = [
+    ("netbound", True, "1 x 2 GiB", ["stream", "stream-256", "s3a-disk", SAME_CONNECTIONS]),
+    ("loopback", True, "1 x 2 GiB", ["stream", "writemultipart", "ceiling"]),
+    ("s3like", True, "2000 x 100 KiB, 8 threads", ["stream", "stream-1g", "stream-256", "fs-perf", "s3a-perf"]),
+    ("loopback", True, "64 x 32 MiB, 64 threads", ["rust-64"]),
+    ("s3like", True, "fairness: 2000 x 100 KiB (8 threads) + 1 x 2 GiB", ["small-alone", "small-with-big"]),
+]
+
+
+def proc_status_bytes(pid, field):
+    """`field` (VmRSS, VmHWM) of /proc/<pid>/status in bytes, or None when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def established(pid, port):
+    """Established TCP connections of process `pid` to port `port` on this host: its socket
+    inodes (/proc/<pid>/fd) matched with the connection tables of its network namespace."""
+    inodes = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    except OSError:
+        return 0
+    n = 0
+    for table in ("tcp", "tcp6"):
+        try:
+            with open(f"/proc/{pid}/net/{table}") as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            c = row.split()
+            # remote address "ADDR:PORT" (hex), state 01 = ESTABLISHED, inode
+            if c[3] == "01" and int(c[2].rsplit(":", 1)[1], 16) == port and c[9] in inodes:
+                n += 1
+    return n
+
 
 class Runner:
     def __init__(self, args, endpoints):
@@ -129,37 +251,93 @@ class Runner:
             "fs.s3a.access.key": servers.ACCESS_KEY,
             "fs.s3a.secret.key": servers.SECRET_KEY,
             "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
-            # The defaults of both, spelled out so every variant surely gets the same.
-            "fs.s3a.multipart.size": str(PART),
-            "fs.s3a.fast.upload.active.blocks": str(ACTIVE_BLOCKS),
             # S3A's disk buffer on the machine's disk (its default is under /tmp, which may be tmpfs).
             "fs.s3a.buffer.dir": self.buffer_dir,
         }
+        if not v.defaults:
+            # The defaults of both, spelled out so every variant surely gets the same.
+            conf.update({"fs.s3a.multipart.size": str(PART), "fs.s3a.fast.upload.active.blocks": str(ACTIVE_BLOCKS)})
         conf.update(v.conf)
         args = [f"way={v.way}", f"bucket={BUCKET}", f"prefix=run{self.serial}", f"files={files}", f"size={size}",
                 f"threads={threads}", f"warmup={warmup}"] + [f"conf.{k}={val}" for k, val in conf.items()]
         if v.kind == "rust":
-            return [self.worker, f"part={PART}", f"in_flight={ACTIVE_BLOCKS}", f"unsigned={str(tls).lower()}"] + args
+            extra = ([f"big={scaled(v.big, self.args.scale)}"] if v.big else []) + (["pause=true"] if v.pause else [])
+            return [self.worker, f"part={v.part or PART}", f"in_flight={v.in_flight or ACTIVE_BLOCKS}",
+                    f"unsigned={str(tls).lower()}"] + extra + args
         cert = self.endpoints.cert
         return ["java", "-Xmx4g", f"-Djavax.net.ssl.trustStore={cert['truststore']}",
                 f"-Djavax.net.ssl.trustStorePassword={cert['password']}", "-cp", self.classpath[v.line],
                 "io.s3native.bench.WriteWorkload"] + args
 
+    def execute(self, cmd, env, port, pause):
+        """Run one worker; returns (stdout, stderr, exit status, figures read from outside:
+        peak_connections, and with `pause` idle_rss_bytes and outside_peak_rss_bytes)."""
+        outside = {"peak_connections": 0}
+        with tempfile.TemporaryFile("w+") as errf:
+            p = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errf, text=True)
+            timed_out = threading.Event()
+
+            def kill():
+                timed_out.set()
+                p.kill()
+
+            timer = threading.Timer(self.args.timeout, kill)
+            timer.start()
+
+            def sample():
+                while p.poll() is None:
+                    outside["peak_connections"] = max(outside["peak_connections"], established(p.pid, port))
+                    time.sleep(0.1)
+
+            def tell(word):
+                try:
+                    p.stdin.write(word + "\n")
+                    p.stdin.flush()
+                except OSError:  # it exited: its status and stderr tell why
+                    pass
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            out = []
+            try:
+                for line in p.stdout:
+                    out.append(line)
+                    if pause and line.strip() == "READY":
+                        time.sleep(0.5)  # let the warm-up's memory settle
+                        outside["idle_rss_bytes"] = proc_status_bytes(p.pid, "VmRSS")
+                        tell("go")
+                    elif pause and line.startswith("RESULT "):
+                        outside["outside_peak_rss_bytes"] = proc_status_bytes(p.pid, "VmHWM")
+                        tell("exit")
+                p.wait()
+            except BaseException:
+                p.kill()
+                p.wait()
+                raise
+            finally:
+                timer.cancel()
+                sampler.join()
+            errf.seek(0)
+            err = errf.read() + (f"\ntimed out after {self.args.timeout} s" if timed_out.is_set() else "")
+        return "".join(out), err, (-1 if timed_out.is_set() else p.returncode), outside
+
     def run(self, v, profile, tls, workload, files, size, threads):
-        warmup = min(size, 2 * PART + MIB)
+        warmup = v.warmup if v.warmup is not None else min(size, 2 * PART + MIB)
         cmd = self.command(v, profile, tls, files, size, threads, warmup)
         env = dict(os.environ, SSL_CERT_FILE=self.endpoints.cert["ca"])
         record = {"condition": condition_name(profile, tls), "profile": profile, "tls": tls, "workload": workload,
                   "variant": v.name, "family": v.family, "memory": v.memory, "files": files, "file_bytes": size,
                   "threads": threads}
+        if v.budget:
+            record["budget_bytes"] = v.budget
+        if v.way == "ceiling" or v.way == "writemultipart":
+            record.update(part_bytes=v.part or PART, in_flight=v.in_flight or ACTIVE_BLOCKS)
         started = time.time()
         os.makedirs(self.buffer_dir, exist_ok=True)
+        port = urllib.parse.urlsplit(self.endpoints.url(profile, tls)).port
         try:
-            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=self.args.timeout)
-            out, err, rc = p.stdout, p.stderr, p.returncode
-        except subprocess.TimeoutExpired as e:
-            text = lambda b: b.decode(errors="replace") if isinstance(b, bytes) else (b or "")  # noqa: E731
-            out, err, rc = text(e.stdout), text(e.stderr) + f"\ntimed out after {self.args.timeout} s", -1
+            out, err, rc, outside = self.execute(cmd, env, port, v.pause)
+            record.update(outside)
         finally:
             self.endpoints.clear()
             shutil.rmtree(self.buffer_dir, ignore_errors=True)
@@ -171,9 +349,66 @@ class Runner:
         else:
             record.update(result)
             print(f"  {v.name:44s} {result['bytes'] / MIB / result['seconds']:8.1f} MiB/s "
-                  f"{result['cpu_seconds'] / (result['bytes'] / GIB):6.2f} CPU s/GiB  ({time.time() - started:.0f} s)",
-                  flush=True)
+                  f"{result['cpu_seconds'] / (result['bytes'] / GIB):6.2f} CPU s/GiB "
+                  f"{record['peak_connections']:3d} conns  ({time.time() - started:.0f} s)", flush=True)
         return record
+
+
+def scaled(size, scale):
+    """A large file's size at `scale`, in whole MiB (at least 1)."""
+    return max(MIB, round(size * scale / MIB) * MIB)
+
+
+def parts_of(record):
+    """Parts the writer uploaded for its file(s), from its request counts (0: single PUTs)."""
+    req = record.get("requests", {})
+    return sum(v for k, v in req.items() if k.endswith(".upload_part") or k == "s3a.multipart_upload_part_put")
+
+
+def run_issue13(a, runner, records, save):
+    """Issue 13's cells (ISSUE13_CELLS), rounds inside each cell, the writers' order reversed on
+    odd rounds; each round's ceilings at the same connections after that round's writers."""
+    cells = [c for i, c in enumerate(ISSUE13_CELLS, 1) if a.cells == "all" or str(i) in a.cells.split(",")]
+    for profile, tls, workload, keys in cells:
+        files, size, threads = ISSUE13_WORKLOADS[workload]
+        if files > 100:
+            files = max(threads, round(files * a.scale))
+        else:
+            size = scaled(size, a.scale)
+        writers = [I13[k] for k in keys if k != SAME_CONNECTIONS]
+        print(f"== issue 13: {condition_name(profile, tls)}: {workload} ({files} x {size} B, {threads} threads)",
+              flush=True)
+        for r in range(a.rounds):
+            print(f"-- round {r + 1}/{a.rounds}", flush=True)
+            done = []
+            for v in (writers if r % 2 == 0 else writers[::-1]):
+                rec = runner.run(v, profile, tls, workload, files, size, threads)
+                rec["round"] = r + 1
+                records.append(rec)
+                done.append(rec)
+                save(False)
+            if SAME_CONNECTIONS not in keys:
+                continue
+            ceilings = {}
+            for rec in done:
+                if rec["family"] != "s3native" or "error" in rec:
+                    continue
+                # The writer's own connection count and part size (its parts over its bytes).
+                n = max(1, rec["peak_connections"])
+                parts = parts_of(rec)
+                per = -(-size // parts) if parts else PART
+                part = max(5 * MIB, -(-per // MIB) * MIB)
+                key = (n, part)
+                if key not in ceilings:
+                    v = Variant(f"ceiling: {n} connections, {part // MIB} MiB parts", "ceiling", "rust", "ceiling",
+                                in_flight=n, part=part)
+                    c = runner.run(v, profile, tls, workload, files, size, threads)
+                    c.update(round=r + 1, ceiling_for=[])
+                    records.append(c)
+                    ceilings[key] = c
+                ceilings[key]["ceiling_for"].append(rec["variant"])
+                rec["same_connections_ceiling"] = ceilings[key]["variant"]
+                save(False)
 
 
 def run_spark(a, endpoints, profile, tls, scale, rounds):
@@ -242,8 +477,16 @@ def main():
     ap.add_argument("--variants", default="", help="only variants whose name contains one of these comma-separated words")
     ap.add_argument("--out", help="results folder (default benches/results; with --smoke target/bench-smoke)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds one run may take")
+    ap.add_argument("--issue13", action="store_true",
+                    help="only issue 13's figures (ISSUE13_CELLS: netbound, CPU, budget, FileSystem create.performance, "
+                         "64-writer memory, fairness), reported with their targets; with --smoke at scale 1/16, "
+                         "one round. --conditions, --workloads, --variants and --warmup-rounds do not apply")
+    ap.add_argument("--cells", default="all",
+                    help="with --issue13: comma list of cell numbers, 1-5 as listed in ISSUE13_CELLS (default all)")
     a = ap.parse_args()
-    if a.smoke:
+    if a.smoke and a.issue13:
+        a.scale, a.rounds, a.warmup_rounds = 1 / 16, 1, 0
+    elif a.smoke:
         a.scale, a.rounds, a.warmup_rounds, a.conditions = 1 / 16, 1, 0, "s3like-tls,loopback-http"
     a.out = a.out or os.path.join(ROOT, "target/bench-smoke" if a.smoke else "benches/results")
 
@@ -272,7 +515,9 @@ def main():
     records = []
     started = datetime.datetime.now(datetime.timezone.utc)
     os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, started.strftime("%Y-%m-%d"))
+    stem = os.path.join(a.out, started.strftime("%Y-%m-%d") + ("-issue13" if a.issue13 else ""))
+    if a.issue13:
+        workloads, spark, conditions = [], False, []
 
     def save(complete):
         meta = {
@@ -282,10 +527,12 @@ def main():
             "command": " ".join(sys.argv[1:]) or "(full run)",
             "scale": a.scale, "rounds": a.rounds, "warmup_rounds": a.warmup_rounds,
             "part_bytes": PART, "active_blocks": ACTIVE_BLOCKS, "equal_budget_bytes": EQUAL_BUDGET,
-            "latency_ms": servers.LATENCY_MS, "rate_kb_s": servers.RATE_KB_S,
+            "latency_ms": servers.LATENCY_MS, "rate_kb_s": servers.RATE_KB_S, "profiles": servers.PROFILES,
+            "issue13": a.issue13,
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
             "reference": REFERENCE, "ceiling": CEILING,
             "workloads": {w: dict(zip(("files", "file_bytes", "threads"), shape(w))) for w in workloads},
+            "issue13_workloads": ISSUE13_WORKLOADS if a.issue13 else None,
             "spark_scale": (a.scale if a.scale < 1 else 1) if spark else None,
         }
         with open(stem + ".json.tmp", "w") as f:
@@ -301,6 +548,8 @@ def main():
     try:
         endpoints.start(moto=spark)
         runner = Runner(a, endpoints)
+        if a.issue13:
+            run_issue13(a, runner, records, save)
         for profile, tls in conditions:
             print(f"== {condition_name(profile, tls)}: {endpoints.url(profile, tls)}", flush=True)
             in_condition = [v for v in variants if tls or not v.tls_only]

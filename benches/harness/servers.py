@@ -5,6 +5,7 @@
     loopback, https  client -> stunnel -> s3s-fs
     s3like,   http   client -> toxiproxy -> s3s-fs
     s3like,   https  client -> toxiproxy -> stunnel -> s3s-fs
+    netbound, http / https: the same chains through a second pair of toxiproxy proxies
 
 and the same four chains in front of moto (the project's test server, .venv) for the Spark
 job: S3A's magic committer lists multipart uploads, which s3s-fs does not implement.
@@ -22,6 +23,12 @@ Why these:
   request pays it once, as it pays S3's request latency) and caps each direction at
   RATE_KB_S (AWS's S3 performance guidelines plan 85-90 MB/s per connection: "make one
   concurrent request for each 85-90 MB/s of desired network throughput").
+  The `netbound` profile (issue 13) keeps the latency and caps each connection at 9 MB/s,
+  so that the network, not this 2-core machine's CPU, binds: 4 connections give 36 MB/s,
+  16 give 144. The cap is per connection and direction: toxiproxy runs each toxic's Pipe
+  once per connection and direction (ToxicCollection.StartLink makes a link per client
+  connection), and the bandwidth toxic's pacing state lives in that call
+  (toxics/bandwidth.go, v2.5.0); its rate is in KB/s of 1000 bytes.
 """
 
 import json
@@ -38,6 +45,9 @@ import local_s3  # noqa: E402
 
 LATENCY_MS = 30
 RATE_KB_S = 85_000  # toxiproxy's unit is KB/s: 85 MB/s per connection and direction
+NETBOUND_RATE_KB_S = 9_000  # 9 MB/s per connection and direction
+# profile: (ms added to each response, KB/s per connection and direction)
+PROFILES = {"s3like": (LATENCY_MS, RATE_KB_S), "netbound": (LATENCY_MS, NETBOUND_RATE_KB_S)}
 ACCESS_KEY = "bench"
 SECRET_KEY = "benchsecret"
 
@@ -104,13 +114,17 @@ class Endpoints:
         wait_port(api, p, "toxiproxy")
         self.api = f"http://127.0.0.1:{api}"
         for name, port in upstreams.items():
-            slow_http, slow_tls = self._proxy(f"{name}-s3like-http", port), self._proxy(f"{name}-s3like-https", tls[name])
             self.urls.update({
                 (name, "loopback", False): f"http://127.0.0.1:{port}",
                 (name, "loopback", True): f"https://localhost:{tls[name]}",
-                (name, "s3like", False): f"http://127.0.0.1:{slow_http}",
-                (name, "s3like", True): f"https://localhost:{slow_tls}",
             })
+            for profile, (latency, rate) in PROFILES.items():
+                slow_http = self._proxy(f"{name}-{profile}-http", port, latency, rate)
+                slow_tls = self._proxy(f"{name}-{profile}-https", tls[name], latency, rate)
+                self.urls.update({
+                    (name, profile, False): f"http://127.0.0.1:{slow_http}",
+                    (name, profile, True): f"https://localhost:{slow_tls}",
+                })
         return self
 
     def _api(self, path, body):
@@ -119,14 +133,14 @@ class Endpoints:
         with urllib.request.urlopen(req, timeout=10) as r:
             return json.load(r)
 
-    def _proxy(self, name, upstream):
+    def _proxy(self, name, upstream, latency, rate):
         port = local_s3.free_port()
         self._api("/proxies", {"name": name, "listen": f"127.0.0.1:{port}", "upstream": f"127.0.0.1:{upstream}"})
         self._api(f"/proxies/{name}/toxics", {"name": "latency", "type": "latency", "stream": "downstream",
-                                              "attributes": {"latency": LATENCY_MS, "jitter": 0}})
+                                              "attributes": {"latency": latency, "jitter": 0}})
         for stream in ("upstream", "downstream"):
             self._api(f"/proxies/{name}/toxics", {"name": "bandwidth-" + stream, "type": "bandwidth",
-                                                  "stream": stream, "attributes": {"rate": RATE_KB_S}})
+                                                  "stream": stream, "attributes": {"rate": rate}})
         return port
 
     def _certificate(self):

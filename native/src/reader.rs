@@ -45,7 +45,7 @@ use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt, Shared as SharedFuture};
 use futures::StreamExt;
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore};
+use object_store::{GetOptions, GetRange};
 use serde::{Deserialize, Serialize};
 use tokio::runtime::Runtime;
 
@@ -54,6 +54,7 @@ use crate::config::{Settings, WriterConfig};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{self, ReadLease, Store};
 use crate::s3;
+use crate::stats::Recorder;
 
 mod plan;
 mod s3a;
@@ -251,6 +252,8 @@ struct Object {
     etag: String,
     referer: Option<object_store::HeaderValue>,
     counters: Arc<Counters>,
+    /// The requests on the wire (counted into the process-wide figures).
+    recorder: Arc<Recorder>,
 }
 
 impl Object {
@@ -266,10 +269,9 @@ impl Object {
             range: Some(GetRange::Bounded(range.clone())),
             ..Default::default()
         };
-        let fetched = pool::with_referer(self.referer.clone(), async {
-            self.store.s3.get_opts(&self.path, options).await?.bytes().await
-        })
-        .await;
+        let fetched = pool::with_referer(self.referer.clone(), s3::get_object(&self.store, &self.path, options, &self.recorder))
+            .await
+            .map(|(_, bytes)| bytes);
         if fetched.is_err() {
             add(&self.counters.errors, 1);
         }
@@ -533,6 +535,11 @@ impl Drop for VectoredRead {
     }
 }
 
+/// Key endings (of `fs.s3a.*` and `fs.s3a.bucket.<b>.*` keys) that only shape written
+/// objects: [`WriterConfig::resolve`] refuses them as unsupported for writing, but a read
+/// is the same without them.
+const WRITE_ONLY: [&str; 2] = [".acl.default", ".encryption.context"];
+
 /// True for a key whose name says it is a columnar file.
 fn columnar_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
@@ -551,7 +558,8 @@ fn quoted(etag: &str) -> String {
 impl Reader {
     /// Open `s3://bucket/key` for reading, with the endpoint, credentials and read settings of
     /// `settings` (the same keys as [`Writer::open`](crate::Writer::open), plus
-    /// [`crate::config::read`]'s).
+    /// [`crate::config::read`]'s). Settings that only shape written objects
+    /// (`fs.s3a.acl.default`, `fs.s3a.encryption.context`) are ignored here.
     ///
     /// Sends one HEAD unless `options` give both length and ETag, and starts the footer GET
     /// of a columnar read. Errors: [`ErrorKind::NotFound`] naming the key when there is no
@@ -567,12 +575,20 @@ impl Reader {
         if key.is_empty() || key.starts_with('/') {
             return Err(Error::invalid_argument(format!("object key '{key}' must be non-empty without a leading '/'")));
         }
+        // Settings that only shape what is written (a canned ACL, an SSE-KMS encryption
+        // context) do not stop a native read.
+        let mut read_settings: Settings = settings.iter().filter(|(k, _)| !WRITE_ONLY.iter().any(|w| k.ends_with(w))).collect();
+        if let Some(c) = settings.credentials() {
+            read_settings = read_settings.with_credentials(c.clone());
+        }
+        let settings = &read_settings;
         let config = WriterConfig::resolve(settings, bucket)?;
         let read = ReadConfig::resolve(settings, bucket)?;
         let path = s3::object_path(key)?;
         let rt = pool::apply_process_settings(&config);
         let store = pool::store(&config.store)?;
         let counters = Arc::new(Counters::default());
+        let recorder = Arc::new(Recorder::child_of(pool::global_stats()));
         let describe = format!("s3://{bucket}/{key}");
         let referer = config.audit_referrer.as_deref().and_then(|r| object_store::HeaderValue::from_str(r).ok());
         let (length, etag) = match (options.length, &options.etag) {
@@ -580,14 +596,14 @@ impl Reader {
             _ => {
                 add(&counters.head_requests, 1);
                 let head = GetOptions { head: true, ..Default::default() };
-                let found = pool::block_on(rt, &format!("opening {describe}"), interrupted, {
-                    let store = store.clone();
-                    let path = path.clone();
-                    let referer = referer.clone();
-                    async move { pool::with_referer(referer, async { store.s3.get_opts(&path, head).await }).await }
-                })?;
+                let found = pool::block_on(
+                    rt,
+                    &format!("opening {describe}"),
+                    interrupted,
+                    pool::with_referer(referer.clone(), s3::get_object(&store, &path, head, &recorder)),
+                )?;
                 let meta = match found {
-                    Ok(r) => r.meta,
+                    Ok((meta, _)) => meta,
                     Err(object_store::Error::NotFound { .. }) => {
                         return Err(Error::new(ErrorKind::NotFound, format!("{describe}: no such object")))
                     }
@@ -620,6 +636,7 @@ impl Reader {
             etag,
             referer,
             counters,
+            recorder,
         });
         {
             let mut g = lock(&READERS);
@@ -733,7 +750,7 @@ impl Reader {
         while done < want {
             let at = position + done as u64;
             if let Some(f) = self.held_at(at) {
-                done += f.copy(&o, at, &mut buf[done..want], interrupted)?;
+                done += f.copy(&o, at, &mut buf[done..want], interrupted).inspect_err(|e| self.forget(&f, e))?;
                 continue;
             }
             let in_window = {
@@ -753,7 +770,7 @@ impl Reader {
                 }
             };
             if let Some(f) = in_window {
-                done += f.copy(&o, at, &mut buf[done..want], interrupted)?;
+                done += f.copy(&o, at, &mut buf[done..want], interrupted).inspect_err(|e| self.forget(&f, e))?;
                 continue;
             }
             add(&o.counters.prefetch_misses, 1);
@@ -762,17 +779,21 @@ impl Reader {
             }
             let sequential = lock(&self.stream).sequential;
             let left = (want - done) as u64;
-            let f = if sequential {
-                let size = o.config.block_size.max(left).min(o.length - at);
-                o.start(at..at + size, GetKind::ReadAhead, o.lease(size, interrupted)?)
+            let (size, kind) = if sequential {
+                (o.config.block_size.max(left).min(self.fetch_end(at) - at), GetKind::ReadAhead)
             } else {
-                let size = left.max(o.config.min_read_size).min(o.length - at);
-                o.start(at..at + size, GetKind::Random, o.lease(size, interrupted)?)
+                (left.max(o.config.min_read_size).min(self.fetch_end(at) - at), GetKind::Random)
             };
-            let mut st = lock(&self.stream);
-            st.window.push_back(f);
+            // What the caller waits on, in parallel GETs of at most a block each.
+            let mut from = at;
+            while from < at + size {
+                let to = (at + size).min(from + o.config.block_size);
+                let f = o.start(from..to, kind, o.lease(to - from, interrupted)?);
+                lock(&self.stream).window.push_back(f);
+                from = to;
+            }
             if sequential {
-                self.top_up(&mut st, at);
+                self.top_up(&mut lock(&self.stream), at);
             }
         }
         add(&o.counters.bytes_read, done as u64);
@@ -793,13 +814,34 @@ impl Reader {
         Ok(done)
     }
 
+    /// Where a GET from `position` should end at the latest: the object's end, or the start
+    /// of the next buffer held (its bytes are fetched already).
+    fn fetch_end(&self, position: u64) -> u64 {
+        lock(&self.held).fetches.iter().map(|f| f.0.range.start).filter(|s| *s > position).fold(self.object.length, u64::min)
+    }
+
+    /// Let go of a buffer whose GET failed, so that a later read asks again (an interrupt
+    /// leaves it: the GET goes on).
+    fn forget(&self, f: &Fetch, e: &Error) {
+        if e.kind() == ErrorKind::Interrupted {
+            return;
+        }
+        lock(&self.held).fetches.retain(|h| !Arc::ptr_eq(&h.0, &f.0));
+        lock(&self.stream).window.retain(|h| !Arc::ptr_eq(&h.0, &f.0));
+    }
+
     /// Start read-ahead GETs of one block each after the window's last, in parallel, until
     /// the window reaches `ahead` bytes past `at`, while the budget has the bytes free.
     fn top_up(&self, st: &mut Stream, at: u64) {
         let o = &self.object;
         let Some(mut next) = st.window.back().map(|f| f.0.range.end) else { return };
         while next < o.length && next.saturating_sub(at) < st.ahead {
-            let size = o.config.block_size.min(o.length - next);
+            if let Some(h) = self.held_at(next) {
+                // Held already (the footer): the window goes on after it.
+                next = h.0.range.end;
+                continue;
+            }
+            let size = o.config.block_size.min(self.fetch_end(next) - next);
             let Some(lease) = pool::budget().try_read(size) else {
                 add(&o.counters.read_ahead_skipped, 1);
                 return;
@@ -829,7 +871,7 @@ impl Reader {
             let at = position + done as u64;
             let found = self.held_at(at).or_else(|| lock(&self.stream).window.iter().find(|f| f.covers(at)).cloned());
             if let Some(f) = found {
-                done += f.copy(o, at, &mut buf[done..want], interrupted)?;
+                done += f.copy(o, at, &mut buf[done..want], interrupted).inspect_err(|e| self.forget(&f, e))?;
                 continue;
             }
             add(&o.counters.prefetch_misses, 1);

@@ -27,7 +27,7 @@ use std::time::Duration;
 use backon::{ExponentialBuilder, Retryable};
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
-use object_store::{Attributes, ObjectStore, ObjectStoreExt, PutMode, PutMultipartOptions, PutOptions, PutPayload, PutResult};
+use object_store::{Attributes, GetOptions, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutMultipartOptions, PutOptions, PutPayload, PutResult};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{self, Store, REQUEST_STATS};
@@ -84,6 +84,19 @@ fn describe(store: &Store, path: &Path) -> String {
 
 fn store_error(store: &Store, op: &str, path: &Path, e: &object_store::Error) -> Error {
     Error::from_store(format_args!("{op} {}", describe(store, path)), e, &store.config.secrets())
+}
+
+/// GetObject of `path` with `options` (a range, `If-Match`; `head` for a HeadObject), the
+/// body read whole: the object's metadata and bytes. For the reader, which maps the errors
+/// (a 412 to `If-Match` means the object changed).
+pub(crate) async fn get_object(store: &Store, path: &Path, options: GetOptions, stats: &Arc<Recorder>) -> object_store::Result<(ObjectMeta, bytes::Bytes)> {
+    let kind = if options.head { RequestKind::HeadObject } else { RequestKind::Other };
+    send(store, stats, kind, || async {
+        let r = store.s3.get_opts(path, options.clone()).await?;
+        let meta = r.meta.clone();
+        Ok((meta, r.bytes().await?))
+    })
+    .await
 }
 
 /// CreateMultipartUpload; returns the upload id.
