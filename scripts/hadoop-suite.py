@@ -75,6 +75,9 @@ COST = {
     "ITestS3AHugeMagicCommits": 14, "ITestS3AEmptyDirectory": 11,
 }
 
+# The classes that start a MiniYARN cluster (see deal()).
+MINIYARN = {"ITestS3ACommitterMRJob"}
+
 # mode: fs.s3a.impl, fs.AbstractFileSystem.s3a.impl, the digits of test.unique.fork.id (test paths)
 MODES = {
     "stock": ("org.apache.hadoop.fs.s3a.S3AFileSystem", "org.apache.hadoop.fs.s3a.S3A", "0001"),
@@ -208,11 +211,15 @@ def write_baseline(line, classes, build, fq):
 
 
 def deal(classes, jobs):
-    """The classes in `jobs` groups of about equal cost (longest first, each to the lightest group)."""
+    """The classes in `jobs` groups of about equal cost (longest first, each to the lightest group).
+    Classes that start MiniYARN go to the first: MiniYARN's JVMs log their native creates to
+    reports/native-proof/remote-creates.log (auth-keys.xml names one directory for all), and only
+    the first run's ParityProbe reads that directory (the others have reports/native-proof-wK), so
+    a class running beside them is not credited with MiniYARN's creates."""
     groups = [[] for _ in range(max(1, min(jobs, len(classes))))]
     load = [0] * len(groups)
-    for c in sorted(classes, key=lambda c: -COST.get(c.rsplit(".", 1)[-1], 30)):
-        i = load.index(min(load))
+    for c in sorted(classes, key=lambda c: (c.rsplit(".", 1)[-1] not in MINIYARN, -COST.get(c.rsplit(".", 1)[-1], 30))):
+        i = 0 if c.rsplit(".", 1)[-1] in MINIYARN else load.index(min(load))
         groups[i].append(c)
         load[i] += COST.get(c.rsplit(".", 1)[-1], 30)
     return [g for g in groups if g]
@@ -262,9 +269,11 @@ def read_reports(reports, fqcn):
 
 
 def read_proof(proof_dir, fqcn):
-    path = os.path.join(proof_dir, f"{fqcn}.properties")
-    if not os.path.exists(path):
+    """The class's ParityProbe record, from proof_dir or a worker's proof_dir-wK (--jobs)."""
+    found = sorted(glob.glob(glob.escape(proof_dir) + "*" + os.sep + f"{fqcn}.properties"), key=os.path.getmtime)
+    if not found:
         return None
+    path = found[-1]
     proof = {}
     for line in open(path):
         if "=" in line:
@@ -309,8 +318,8 @@ def run_line(line, classes, modes, jar, endpoint, rules, jobs=1):
         fs_impl, afs_impl, fork = MODES[mode]
         # Only this run's classes lose their last results (a run of a few classes keeps the rest).
         for fqcn in present:
-            for f in (f"reports/{mode}/TEST-{fqcn}.xml", f"reports/{mode}/{fqcn}.txt",
-                      f"reports/{mode}/{fqcn}-output.txt", f"reports/{mode}-proof/{fqcn}.properties"):
+            for f in ([f"reports/{mode}/TEST-{fqcn}.xml", f"reports/{mode}/{fqcn}.txt", f"reports/{mode}/{fqcn}-output.txt"]
+                      + glob.glob(os.path.join(build, "reports", f"{mode}-proof*", f"{fqcn}.properties"))):
                 if os.path.exists(os.path.join(build, f)):
                     os.remove(os.path.join(build, f))
         with open(AUTH_KEYS) as f:
@@ -358,7 +367,7 @@ def report_line(line, classes, modes, build, fq, wall, rules, baseline=None):
             problems.append(f"{c}: not in {os.path.relpath(baseline_path(line), ROOT)} (make hadoop-suite-baseline)")
             flag = "NO BASELINE"
         if "stock" in modes and stock is None:
-            problems.append(f"{c}: no stock report (see {build}/reports/stock, mvn-stock.log)")
+            problems.append(f"{c}: no stock report (see {build}/reports/stock, mvn-stock*.log)")
             flag = "NO STOCK REPORT"
         if "native" in modes and nat is not None and any(s != "skip" for s in nat.values()):
             proof = read_proof(os.path.join(build, "reports", "native-proof"), fq[c])
@@ -379,7 +388,7 @@ def report_line(line, classes, modes, build, fq, wall, rules, baseline=None):
                                         f"{local + remote} native creates, fallback {proof.get('fallback.settings') or '-'}")
                         flag = "NOT NATIVE"
         elif "native" in modes and nat is None:
-            problems.append(f"{c}: no native report (see {build}/reports/native, mvn-native.log)")
+            problems.append(f"{c}: no native report (see {build}/reports/native, mvn-native*.log)")
             flag = "NO NATIVE REPORT"
         if stock is not None and nat is None and "native" in modes:
             broken += sum(1 for s in stock.values() if s == "pass")  # the class's one PROBLEM line says why
