@@ -5,7 +5,7 @@ and on NativeS3AFileSystem (fs.s3a.native.fallback=fail), with a parity table.
     make hadoop-suite                       # starts the server, builds the jar, runs this
     scripts/hadoop-suite.py --lines 3.4.1,3.5.0 --classes ITestS3AContractCreate,ITestCreateFileCost
     scripts/hadoop-suite.py --baseline --jobs 2   # CI (make hadoop-suite-ci, make test): native only
-    scripts/hadoop-suite.py --write-baseline      # stock only, rewrites hadoop-suite/baseline/<line>.txt
+    scripts/hadoop-suite.py --modes stock && hadoop-suite/baseline/generate.py 3.4.1   # a new baseline
 
 Needs S3NATIVE_TEST_ENDPOINT and AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (scripts/s3-server.sh
 start) and the s3native jar (make jar). For each Hadoop line, hadoop-suite/pom.xml unpacks
@@ -20,8 +20,8 @@ filesystem and the seconds each took. It fails (exit 1) when
     create count; none, or a count of 0, fails the class), or
   - a class gave no report on stock (it did not compile or its JVM died).
 With --baseline (CI) only the native side runs, and the stock results are those committed in
-hadoop-suite/baseline/<line>.txt (CLASS#TEST pass|fail|skip, written by --write-baseline); a
-class the baseline lacks fails. --jobs N runs each filesystem's classes as N Maven runs at once
+hadoop-suite/baseline/<line>.txt (CLASS#TEST pass|fail|skip, written from a stock run's reports
+by hadoop-suite/baseline/generate.py: make hadoop-suite-baseline); a class the baseline lacks fails. --jobs N runs each filesystem's classes as N Maven runs at once
 (each with its own fork id, so its own paths in the bucket, and its own local directories).
 The last line is `hadoop-suite: N passed, N failed`: tests at parity, tests that are not.
 A run of one filesystem (--modes) or of a few classes compares with the last results of the
@@ -170,44 +170,6 @@ def read_baseline(line):
         cls, test = name.split("#", 1)
         base.setdefault(cls, {})[test] = status
     return base
-
-
-def moto_version():
-    found = glob.glob(os.path.join(ROOT, ".venv", "lib", "python*", "site-packages", "moto-*.dist-info"))
-    return os.path.basename(found[0])[len("moto-"):-len(".dist-info")] if found else "unknown"
-
-
-def write_baseline(line, classes, build, fq):
-    """hadoop-suite/baseline/<line>.txt from this line's last stock reports (format in
-    hadoop-suite/README.md); the entries of classes not run now are kept."""
-    base = read_baseline(line) or {}
-    missing = []
-    for c in classes:
-        res = None
-        if fq.get(c):
-            res, _ = read_reports(os.path.join(build, "reports", "stock"), fq[c])
-        if res is not None:
-            base[c] = res
-        elif fq.get(c):
-            base.pop(c, None)
-            missing.append(c)
-    os.makedirs(BASELINE, exist_ok=True)
-    out = [f"# Hadoop {line}: stock S3AFileSystem's result for each test of hadoop-aws {line}'s suite",
-           f"# against moto {moto_version()} (scripts/s3-server.sh), {time.strftime('%Y-%m-%d', time.gmtime())},"
-           " by `make hadoop-suite-baseline`.",
-           f"# Classes: {' '.join(sorted(set(base) | set(missing)))}",
-           "# CLASS#TEST pass|fail|skip (hadoop-suite/README.md). CI runs only the native side and fails",
-           "# when a test that passes here does not pass on NativeS3AFileSystem (unless in exclusions.txt)."]
-    out += [f"# {c}: no stock report" for c in sorted(missing)]
-    for c in sorted(base):
-        for test in sorted(base[c]):
-            out.append(f"{c}#{test} {base[c][test]}")
-    with open(baseline_path(line), "w") as f:
-        f.write("\n".join(out) + "\n")
-    total = sum(len(v) for v in base.values())
-    log(f"{line}: wrote {os.path.relpath(baseline_path(line), ROOT)}: {len(base)} classes, {total} tests"
-        + (f"; no stock report: {' '.join(missing)}" if missing else ""))
-    return not missing
 
 
 def deal(classes, jobs):
@@ -433,8 +395,6 @@ def main():
     p.add_argument("--modes", default="stock,native", help="stock,native (default both)")
     p.add_argument("--baseline", action="store_true",
                    help="CI: run only native and compare with hadoop-suite/baseline/<line>.txt (stock's committed results)")
-    p.add_argument("--write-baseline", action="store_true",
-                   help="run stock (with --modes, what it says) and write its results to hadoop-suite/baseline/<line>.txt")
     p.add_argument("--jobs", type=int, default=int(os.environ.get("HADOOP_SUITE_JOBS") or 1),
                    help="Maven runs (one JVM each) at once per filesystem (HADOOP_SUITE_JOBS; default 1)")
     p.add_argument("--jar", default=None, help="the s3native jar (default jvm/target/s3native-*.jar)")
@@ -443,14 +403,8 @@ def main():
     lines = [x for x in re.split(r"[,\s]+", a.lines) if x]
     classes = [x for x in re.split(r"[,\s]+", a.classes) if x]
     modes = [x for x in a.modes.split(",") if x]
-    if a.baseline and a.write_baseline:
-        sys.exit("--baseline compares with the baseline, --write-baseline writes it: one of them")
     if a.baseline:
         modes = ["native"]
-    elif a.write_baseline and a.modes == p.get_default("modes"):
-        modes = ["stock"]
-    if a.write_baseline and "stock" not in modes:
-        sys.exit("--write-baseline needs the stock run")
     for m in modes:
         if m not in MODES:
             sys.exit(f"unknown mode {m}: stock or native")
@@ -475,8 +429,6 @@ def main():
             total_problems += 1
             continue
         baseline = None
-        if a.write_baseline and not write_baseline(line, classes, got[0], got[1]):
-            total_problems += 1
         if a.baseline:
             baseline = read_baseline(line)
             if baseline is None:
