@@ -65,14 +65,15 @@ CLASSES = [
     "ITestS3AContractMultipartUploader",
 ]
 
-# Seconds a class takes on native, Hadoop 3.4.1, on a loaded 2-core machine (hadoop-suite/README.md):
-# --jobs deals the classes out to its Maven runs, longest first, each to the least loaded run.
+# Seconds a class took on native, Hadoop 3.4.1, two at a time (--jobs 2) on the 2-core machine at
+# load ~30 (2026-12-01): --jobs deals the classes out to its Maven runs, longest first, each to the
+# least loaded run.
 COST = {
-    "ITestS3ACommitterMRJob": 360, "ITestMagicCommitProtocol": 110, "ITestS3AContractMultipartUploader": 80,
-    "ITestS3AFileOperationCost": 66, "ITestS3AContractCreate": 59, "ITestCreateFileCost": 30,
-    "ITestCommitOperations": 30, "ITestS3ABlockOutputDisk": 25, "ITestS3ABlockOutputArray": 21,
-    "ITestS3AMiscOperations": 21, "ITestCommitOperationCost": 20, "ITestS3ABlockOutputByteBuffer": 15,
-    "ITestS3AHugeMagicCommits": 14, "ITestS3AEmptyDirectory": 11,
+    "ITestS3ACommitterMRJob": 347, "ITestMagicCommitProtocol": 263, "ITestS3AFileOperationCost": 164,
+    "ITestS3AContractCreate": 61, "ITestS3AHugeMagicCommits": 50, "ITestS3ABlockOutputByteBuffer": 45,
+    "ITestS3ABlockOutputArray": 44, "ITestS3AContractMultipartUploader": 41, "ITestCommitOperationCost": 40,
+    "ITestCreateFileCost": 34, "ITestS3AEmptyDirectory": 32, "ITestCommitOperations": 29,
+    "ITestS3ABlockOutputDisk": 28, "ITestS3AMiscOperations": 25,
 }
 
 # The classes that start a MiniYARN cluster (see deal()).
