@@ -1,7 +1,8 @@
 # s3native: one place that drives every build and test.
 #   make test    start a local S3 server (moto + fault proxy), run every test suite, stop it
-#                (CI, .ci/run): the Hadoop tests on Hadoop 3.3.4, 3.4.1, 3.4.3 and 3.5.0 and the
-#                Spark tests on Spark 3.5, 4.0 and 4.3, so every test class runs on >= 1 line
+#                (CI, .ci/run): the Hadoop tests on Hadoop 3.3.4, 3.4.1, 3.4.3 and 3.5.0, Hadoop's
+#                hadoop-aws suite natively on 3.4.1 against its stock baseline and the Spark tests
+#                on Spark 4.3, so every test class runs on >= 1 line; prints the time per step
 #   make test-hadoop  the Hadoop tests (io.s3native.hadoop) on every Hadoop line: 3.3.4, 3.4.1,
 #                3.4.2, 3.4.3 and 3.5.0 (HADOOP_PROFILES picks Maven profiles)
 #   make build   release cdylib for x86_64 Linux, glibc 2.17+ (target/x86_64-unknown-linux-gnu/release/
@@ -21,6 +22,8 @@
 #                lists the reasoned exceptions) or a native run did not write natively.
 #                HADOOP_SUITE_LINES picks the lines (default 3.4.1; e.g. "3.4.1 3.4.3 3.5.0"),
 #                HADOOP_SUITE_CLASSES the classes (default the write/commit set of scripts/hadoop-suite.py)
+#   make hadoop-suite-ci  CI's part of it: native only, compared with hadoop-suite/baseline/<line>.txt
+#   make hadoop-suite-baseline  stock only: rewrites hadoop-suite/baseline/<line>.txt
 SHELL := /bin/bash
 .ONESHELL:
 .SHELLFLAGS := -euo pipefail -c
@@ -43,7 +46,7 @@ ZIGBUILD_VERSION := 0.24.1
 ZIG_VENV := target/tools/zig
 ZIGBUILD := target/tools/bin/cargo-zigbuild
 
-.PHONY: build zig-tools test bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark hadoop-suite
+.PHONY: build zig-tools test bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark hadoop-suite hadoop-suite-ci hadoop-suite-baseline hadoop-suite-run
 
 build: zig-tools
 	CARGO_ZIGBUILD_PYTHON_PATH=$(abspath $(ZIG_VENV))/bin/python $(ZIGBUILD) zigbuild --release --target $(GLIBC_TARGET)
@@ -60,9 +63,11 @@ zig-tools:
 server-install:
 	scripts/s3-server.sh install
 
-# The generated C header must be committed up to date.
+# The generated C header must be committed up to date. (build.rs writes it whatever the
+# features; with test-hooks this is the library build `test`'s cargo test and hooks-tests-jvm
+# use, so the crate is not compiled once more without them.)
 header-check:
-	$(CARGO) build --quiet
+	$(CARGO) build --quiet --features test-hooks
 	git diff --exit-code -- native/include/s3native.h || { echo "native/include/s3native.h is stale: commit the regenerated header"; exit 1; }
 
 # The release library exports the C ABI and the JNI methods and no test hook. rustc also
@@ -93,18 +98,40 @@ IMDS_MOCK := target/tools/bin/ec2-metadata-mock
 $(IMDS_MOCK):
 	GOBIN=$(abspath target/tools/bin) GOFLAGS=-mod=mod go install github.com/aws/amazon-ec2-metadata-mock/cmd/ec2-metadata-mock@v1.13.0
 
-test: server-install header-check $(IMDS_MOCK)
-	env=$$(scripts/s3-server.sh start) && eval "$$env"
-	trap 'scripts/s3-server.sh stop' EXIT
-	$(CARGO) test --features test-hooks --no-fail-fast -- --test-threads=4
-	$(MAKE) --no-print-directory symbols-check
-	$(MAKE) --no-print-directory glibc-check
-	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
-	$(MAKE) --no-print-directory hooks-tests-jvm
-	$(MAKE) --no-print-directory hadoop-tests HADOOP_PROFILES='$(CI_HADOOP_PROFILES)'
-	$(MAKE) --no-print-directory hadoop-tests HADOOP_PROFILES='$(CI_CREDENTIAL_PROFILES)' HADOOP_TESTS='$(CREDENTIAL_TESTS)'
-	$(MAKE) --no-print-directory test-spark S3NATIVE_SPARK_LINES='$(CI_SPARK_LINES)'
-	$(MAKE) --no-print-directory bench-smoke
+# make test prints a line as each step starts (the time, the seconds since make test began) and
+# at the end, failed or not, the seconds each step took: where CI's time goes. The jar is built
+# once, after the release library, and the later steps use it (JAR_DEP= tells them not to
+# repackage it).
+test:
+	t0=$$(date +%s); steps=(); server=; current=; since=
+	step() {
+	  current=$$1; since=$$(date +%s); shift
+	  echo "== make test: $$current (at $$(date -u +%H:%M:%S), +$$((since - t0)) s)"
+	  "$$@"
+	  steps+=("$$(printf '%6d s  %s' $$(($$(date +%s) - since)) "$$current")"); current=
+	}
+	summary() {
+	  echo "== make test: seconds per step, $$(($$(date +%s) - t0)) s in all"
+	  printf '%s\n' "$${steps[@]}"
+	  if [ -n "$$current" ]; then printf '%6d s  %s: FAILED\n' $$(($$(date +%s) - since)) "$$current"; fi
+	}
+	trap 'if [ -n "$$server" ]; then scripts/s3-server.sh stop; fi; summary' EXIT
+	step "test tools" $(MAKE) --no-print-directory server-install $(IMDS_MOCK)
+	step "header check" $(MAKE) --no-print-directory header-check
+	env=$$(scripts/s3-server.sh start) && eval "$$env" && server=up
+	step "Rust tests" $(CARGO) test --features test-hooks --no-fail-fast -- --test-threads=4
+	step "release library, symbols check" $(MAKE) --no-print-directory symbols-check
+	step "glibc check" $(MAKE) --no-print-directory glibc-check
+	step "jar" $(MAKE) --no-print-directory jar
+	step "Java tests" $(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
+	step "Java tests with hooks" $(MAKE) --no-print-directory hooks-tests-jvm
+	for p in $(CI_HADOOP_PROFILES); do
+	  step "Hadoop tests, $$p" $(MAKE) --no-print-directory hadoop-tests HADOOP_PROFILES=$$p
+	done
+	step "credential tests, $(CI_CREDENTIAL_PROFILES)" $(MAKE) --no-print-directory hadoop-tests HADOOP_PROFILES='$(CI_CREDENTIAL_PROFILES)' HADOOP_TESTS='$(CREDENTIAL_TESTS)'
+	step "Hadoop suite $(CI_HADOOP_SUITE_LINES), native vs baseline" $(MAKE) --no-print-directory hadoop-suite-run JAR_DEP= HADOOP_SUITE_LINES='$(CI_HADOOP_SUITE_LINES)' HADOOP_SUITE_ARGS='--baseline --jobs $(CI_HADOOP_SUITE_JOBS)'
+	step "Spark tests $(CI_SPARK_LINES)" $(MAKE) --no-print-directory test-spark JAR_DEP= S3NATIVE_SPARK_LINES='$(CI_SPARK_LINES)'
+	step "bench smoke" $(MAKE) --no-print-directory bench-smoke JAR_DEP=
 
 # The jar: Maven copies $(NATIVE_LIB_DIR)/libs3native.so into /native/<os>-<arch>/ of the jar.
 jar: build
@@ -167,9 +194,13 @@ BENCH_ROOT ?= /dev/shm/s3native-bench
 $(S3S_FS):
 	$(CARGO) install s3s-fs --version 0.14.1 --features binary --locked --root target/tools
 
-bench-build: jar server-install $(S3S_FS)
+# The Rust worker is built like the release library (zigbuild, same target and profile), so it
+# reuses that build's dependencies instead of compiling them all again for the host (~2.5 min
+# on 2 cores); run.py runs it from target/release/examples/.
+bench-build: $(JAR_DEP) server-install $(S3S_FS) zig-tools
 	scripts/bench-tools.sh
-	$(CARGO) build --release --example bench_worker
+	CARGO_ZIGBUILD_PYTHON_PATH=$(abspath $(ZIG_VENV))/bin/python $(ZIGBUILD) zigbuild --release --target $(GLIBC_TARGET) --example bench_worker
+	install -D $(NATIVE_LIB_DIR)/examples/bench_worker target/release/examples/bench_worker
 	# The Java worker and each Hadoop line's classpath (the worker compiles against either).
 	for line in 3.3 3.4; do
 	  $(MVN) -q -f jvm/pom.xml -Phadoop-$$line test-compile dependency:build-classpath -Ds3native.library.dir=$(NATIVE_LIB_DIR) \
@@ -192,7 +223,7 @@ BENCH_JVM_STATE := --state target/bench-jvm-server
 
 # The JMH comparison with the Rust API alone calls a test hook (benchRustUpload): the
 # benchmarks load a release build with the hooks (target/hooks/), not the jar's library; a
-# host build (test build), like bench-build's Rust worker (target/release/examples/).
+# host build (test build).
 HOOKS_RELEASE_LIB := $(abspath target/hooks/release/libs3native.so)
 
 bench-jvm: jar $(S3S_FS)
@@ -216,19 +247,42 @@ demo: jar server-install
 	scripts/spark-demo.sh
 
 # test-spark runs every Spark line (pyspark from PyPI: 3.5.8, 4.0.2, 4.1.2, 4.2.1, 4.3.0);
-# CI (`test`) runs CI_SPARK_LINES, one per Hadoop inside (3.3.4, 3.4.1, 3.5.0): 4.1 (Hadoop
-# 3.4.2) and 4.2 (the Hadoop and jars of 4.3) are left to test-spark.
+# CI (`test`) runs CI_SPARK_LINES: 4.3 (Hadoop 3.5.0), the newest. The Hadoop inside each of the
+# others (3.5: 3.3.4, 4.0: 3.4.1, 4.1: 3.4.2, 4.2: 3.5.0) is a line `test` runs the Hadoop tests
+# on, so CI leaves those Spark lines (1.5-4 minutes each) to test-spark.
 S3NATIVE_SPARK_LINES ?= 3.5 4.0 4.1 4.2 4.3
-CI_SPARK_LINES ?= 3.5 4.0 4.3
+CI_SPARK_LINES ?= 4.3
 
-test-spark: jar server-install
+test-spark: $(JAR_DEP) server-install
 	S3NATIVE_SPARK_LINES='$(S3NATIVE_SPARK_LINES)' scripts/spark-test.sh
 
-# Hadoop's hadoop-aws integration suite, stock vs native (scripts/hadoop-suite.py, hadoop-suite/).
+# Hadoop's hadoop-aws integration suite (scripts/hadoop-suite.py, hadoop-suite/), each starting
+# the local server:
+#   hadoop-suite           stock and native, compared (HADOOP_SUITE_LINES, default 3.4.1)
+#   hadoop-suite-ci        what `test` runs: native only on CI_HADOOP_SUITE_LINES, compared with
+#                          the committed stock results, hadoop-suite/baseline/<line>.txt
+#   hadoop-suite-baseline  stock only, then hadoop-suite/baseline/generate.py rewrites
+#                          hadoop-suite/baseline/<line>.txt from its reports (commit it)
+# HADOOP_SUITE_CLASSES picks classes (default: scripts/hadoop-suite.py's write/commit set),
+# HADOOP_SUITE_JOBS how many Maven runs (one JVM each) go at once (CI: CI_HADOOP_SUITE_JOBS).
 HADOOP_SUITE_LINES ?= 3.4.1
 HADOOP_SUITE_CLASSES ?=
-hadoop-suite: server-install jar
+HADOOP_SUITE_JOBS ?= 1
+HADOOP_SUITE_ARGS ?=
+CI_HADOOP_SUITE_LINES ?= 3.4.1
+CI_HADOOP_SUITE_JOBS ?= 2
+JAR_DEP ?= jar
+
+hadoop-suite-ci: HADOOP_SUITE_LINES = $(CI_HADOOP_SUITE_LINES)
+hadoop-suite-ci: HADOOP_SUITE_ARGS = --baseline --jobs $(CI_HADOOP_SUITE_JOBS)
+hadoop-suite-baseline: HADOOP_SUITE_ARGS = --modes stock
+hadoop-suite hadoop-suite-ci hadoop-suite-baseline: server-install $(JAR_DEP)
 	env=$$(scripts/s3-server.sh start) && eval "$$env"
 	trap 'scripts/s3-server.sh stop' EXIT
+	$(MAKE) --no-print-directory hadoop-suite-run HADOOP_SUITE_LINES='$(HADOOP_SUITE_LINES)' HADOOP_SUITE_ARGS='$(HADOOP_SUITE_ARGS)'
+	if [ $@ = hadoop-suite-baseline ]; then python3 hadoop-suite/baseline/generate.py $(HADOOP_SUITE_LINES); fi
+
+# The suite with the server already up (used by the three above and by `test`).
+hadoop-suite-run:
 	HADOOP_SUITE_LINES="$(HADOOP_SUITE_LINES)" HADOOP_SUITE_CLASSES="$(HADOOP_SUITE_CLASSES)" \
-	  python3 scripts/hadoop-suite.py
+	  HADOOP_SUITE_JOBS="$(HADOOP_SUITE_JOBS)" python3 scripts/hadoop-suite.py $(HADOOP_SUITE_ARGS)

@@ -4,6 +4,8 @@ and on NativeS3AFileSystem (fs.s3a.native.fallback=fail), with a parity table.
 
     make hadoop-suite                       # starts the server, builds the jar, runs this
     scripts/hadoop-suite.py --lines 3.4.1,3.5.0 --classes ITestS3AContractCreate,ITestCreateFileCost
+    scripts/hadoop-suite.py --baseline --jobs 2   # CI (make hadoop-suite-ci, make test): native only
+    scripts/hadoop-suite.py --modes stock && hadoop-suite/baseline/generate.py 3.4.1   # a new baseline
 
 Needs S3NATIVE_TEST_ENDPOINT and AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (scripts/s3-server.sh
 start) and the s3native jar (make jar). For each Hadoop line, hadoop-suite/pom.xml unpacks
@@ -17,6 +19,10 @@ filesystem and the seconds each took. It fails (exit 1) when
     harness's ParityProbe records, per class, the NativeS3AFileSystem instances and their native
     create count; none, or a count of 0, fails the class), or
   - a class gave no report on stock (it did not compile or its JVM died).
+With --baseline (CI) only the native side runs, and the stock results are those committed in
+hadoop-suite/baseline/<line>.txt (CLASS#TEST pass|fail|skip, written from a stock run's reports
+by hadoop-suite/baseline/generate.py: make hadoop-suite-baseline); a class the baseline lacks fails. --jobs N runs each filesystem's classes as N Maven runs at once
+(each with its own fork id, so its own paths in the bucket, and its own local directories).
 The last line is `hadoop-suite: N passed, N failed`: tests at parity, tests that are not.
 A run of one filesystem (--modes) or of a few classes compares with the last results of the
 rest; run one line at a time (each run writes the line's test-classes/auth-keys.xml).
@@ -39,6 +45,7 @@ POM = os.path.join(ROOT, "hadoop-suite", "pom.xml")
 EXCLUSIONS = os.path.join(ROOT, "hadoop-suite", "exclusions.txt")
 AUTH_KEYS = os.path.join(ROOT, "hadoop-suite", "auth-keys.xml.in")
 OUT = os.path.join(ROOT, "target", "hadoop-suite")
+BASELINE = os.path.join(ROOT, "hadoop-suite", "baseline")
 
 # The write and commit classes of issue 12 (simple names: packages move between lines).
 CLASSES = [
@@ -58,6 +65,20 @@ CLASSES = [
     "ITestS3AContractMultipartUploader",
 ]
 
+# Seconds a class took on native, Hadoop 3.4.1, two at a time (--jobs 2) on the 2-core machine at
+# load ~30 (2026-12-01): --jobs deals the classes out to its Maven runs, longest first, each to the
+# least loaded run.
+COST = {
+    "ITestS3ACommitterMRJob": 347, "ITestMagicCommitProtocol": 263, "ITestS3AFileOperationCost": 164,
+    "ITestS3AContractCreate": 61, "ITestS3AHugeMagicCommits": 50, "ITestS3ABlockOutputByteBuffer": 45,
+    "ITestS3ABlockOutputArray": 44, "ITestS3AContractMultipartUploader": 41, "ITestCommitOperationCost": 40,
+    "ITestCreateFileCost": 34, "ITestS3AEmptyDirectory": 32, "ITestCommitOperations": 29,
+    "ITestS3ABlockOutputDisk": 28, "ITestS3AMiscOperations": 25,
+}
+
+# The classes that start a MiniYARN cluster (see deal()).
+MINIYARN = {"ITestS3ACommitterMRJob"}
+
 # mode: fs.s3a.impl, fs.AbstractFileSystem.s3a.impl, the digits of test.unique.fork.id (test paths)
 MODES = {
     "stock": ("org.apache.hadoop.fs.s3a.S3AFileSystem", "org.apache.hadoop.fs.s3a.S3A", "0001"),
@@ -75,6 +96,15 @@ def mvn(args, logfile):
         f.write(" ".join(cmd) + "\n")
         f.flush()
         return subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
+
+
+def mvn_start(args, logfile):
+    """mvn in the background, its output to logfile: the Popen (the file stays open with it)."""
+    cmd = (os.environ.get("MVN") or "mvn -B -ntp").split() + ["-f", POM] + args
+    f = open(logfile, "w")
+    f.write(" ".join(cmd) + "\n")
+    f.flush()
+    return subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
 
 
 def read_exclusions():
@@ -108,6 +138,54 @@ def create_bucket(endpoint, bucket):
     except urllib.error.HTTPError as e:
         if e.code != 409:  # BucketAlreadyOwnedByYou
             raise
+
+
+STATUSES = ("pass", "fail", "skip")
+
+
+def baseline_path(line):
+    return os.path.join(BASELINE, f"{line}.txt")
+
+
+def read_baseline(line):
+    """{class: {test: 'pass'|'fail'|'skip'}} from hadoop-suite/baseline/<line>.txt, or None without one.
+
+    One test a line, `CLASS#TEST STATUS` (simple class name, the test's name as the run's surefire
+    report gives it, STATUS pass, fail or skip); `#` starts a comment line."""
+    path = baseline_path(line)
+    if not os.path.exists(path):
+        return None
+    base = {}
+    for n, raw in enumerate(open(path), 1):
+        text = raw.strip()
+        if not text or text.startswith("#"):
+            continue
+        head, _, last = text.rpartition(" ")
+        first, _, rest = text.partition(" ")
+        if last in STATUSES and "#" in head:
+            name, status = head.strip(), last
+        elif first in STATUSES and "#" in rest:
+            name, status = rest.strip(), first
+        else:
+            sys.exit(f"{path}:{n}: '{text}' is not `CLASS#TEST STATUS` (STATUS pass, fail or skip)")
+        cls, test = name.split("#", 1)
+        base.setdefault(cls, {})[test] = status
+    return base
+
+
+def deal(classes, jobs):
+    """The classes in `jobs` groups of about equal cost (longest first, each to the lightest group).
+    Classes that start MiniYARN go to the first: MiniYARN's JVMs log their native creates to
+    reports/native-proof/remote-creates.log (auth-keys.xml names one directory for all), and only
+    the first run's ParityProbe reads that directory (the others have reports/native-proof-wK), so
+    a class running beside them is not credited with MiniYARN's creates."""
+    groups = [[] for _ in range(max(1, min(jobs, len(classes))))]
+    load = [0] * len(groups)
+    for c in sorted(classes, key=lambda c: (c.rsplit(".", 1)[-1] not in MINIYARN, -COST.get(c.rsplit(".", 1)[-1], 30))):
+        i = 0 if c.rsplit(".", 1)[-1] in MINIYARN else load.index(min(load))
+        groups[i].append(c)
+        load[i] += COST.get(c.rsplit(".", 1)[-1], 30)
+    return [g for g in groups if g]
 
 
 def find_classes(src, names):
@@ -154,9 +232,11 @@ def read_reports(reports, fqcn):
 
 
 def read_proof(proof_dir, fqcn):
-    path = os.path.join(proof_dir, f"{fqcn}.properties")
-    if not os.path.exists(path):
+    """The class's ParityProbe record, from proof_dir or a worker's proof_dir-wK (--jobs)."""
+    found = sorted(glob.glob(glob.escape(proof_dir) + "*" + os.sep + f"{fqcn}.properties"), key=os.path.getmtime)
+    if not found:
         return None
+    path = found[-1]
     proof = {}
     for line in open(path):
         if "=" in line:
@@ -183,7 +263,7 @@ def line_flags(line):
     return flags
 
 
-def run_line(line, classes, modes, jar, endpoint, rules):
+def run_line(line, classes, modes, jar, endpoint, rules, jobs=1):
     build = os.path.join(OUT, line)
     os.makedirs(build, exist_ok=True)
     common = [f"-Dhadoop.version={line}", f"-Ds3native.jar={jar}", f"-Dsuite.build.dir={build}"] + line_flags(line)
@@ -201,8 +281,8 @@ def run_line(line, classes, modes, jar, endpoint, rules):
         fs_impl, afs_impl, fork = MODES[mode]
         # Only this run's classes lose their last results (a run of a few classes keeps the rest).
         for fqcn in present:
-            for f in (f"reports/{mode}/TEST-{fqcn}.xml", f"reports/{mode}/{fqcn}.txt",
-                      f"reports/{mode}/{fqcn}-output.txt", f"reports/{mode}-proof/{fqcn}.properties"):
+            for f in ([f"reports/{mode}/TEST-{fqcn}.xml", f"reports/{mode}/{fqcn}.txt", f"reports/{mode}/{fqcn}-output.txt"]
+                      + glob.glob(os.path.join(build, "reports", f"{mode}-proof*", f"{fqcn}.properties"))):
                 if os.path.exists(os.path.join(build, f)):
                     os.remove(os.path.join(build, f))
         with open(AUTH_KEYS) as f:
@@ -213,16 +293,26 @@ def run_line(line, classes, modes, jar, endpoint, rules):
         with open(os.path.join(build, "test-classes", "auth-keys.xml"), "w") as f:
             f.write(keys)
         t0 = time.time()
-        rc = mvn(common + ["surefire:test", f"-Dsuite.mode={mode}", f"-Dsuite.fork.digits={fork}",
-                           "-Dtest=" + ",".join(present),
-                           "-Dsurefire.failIfNoSpecifiedTests=false"],
-                 os.path.join(build, f"mvn-{mode}.log"))
+        runs = []
+        for k, group in enumerate(deal(present, jobs), 1):
+            # Worker k: its own test/tmp/log directories and fork id (its paths in the bucket):
+            # stock 0001, native 0002 for the first, 0011/0012 for the second, ...
+            digits = f"00{k - 1}{fork[-1]}"
+            suffix = "" if k == 1 else f"-{k}"
+            logfile = os.path.join(build, f"mvn-{mode}{suffix}.log")
+            args = common + ["surefire:test", f"-Dsuite.mode={mode}", f"-Dsuite.fork.digits={digits}",
+                             f"-Dsuite.worker={suffix.replace('-', '-w')}",
+                             "-Dtest=" + ",".join(group), "-Dsurefire.failIfNoSpecifiedTests=false"]
+            runs.append((mvn_start(args, logfile), logfile))
+        rcs = [proc.wait() for proc, _ in runs]
         wall[mode] = time.time() - t0
-        log(f"{line}: {mode} run took {wall[mode]:.0f} s (rc {rc}; {build}/mvn-{mode}.log)")
+        log(f"{line}: {mode} run took {wall[mode]:.0f} s in {len(runs)} Maven run(s) at once "
+            f"(rc {','.join(map(str, rcs))}; {', '.join(l for _, l in runs)})")
     return build, fq, wall
 
 
-def report_line(line, classes, modes, build, fq, wall, rules):
+def report_line(line, classes, modes, build, fq, wall, rules, baseline=None):
+    """The parity table; with a baseline (CI), its stock results stand for a stock run."""
     rows, problems, notes = [], [], []
     parity = broken = 0
     for c in classes:
@@ -232,10 +322,15 @@ def report_line(line, classes, modes, build, fq, wall, rules):
         res, secs = {}, {}
         for mode in MODES:  # both, so a run of one filesystem compares with the other's last run
             res[mode], secs[mode] = read_reports(os.path.join(build, "reports", mode), fq[c])
+        if baseline is not None:
+            res["stock"], secs["stock"] = baseline.get(c), None
         stock, nat = res.get("stock"), res.get("native")
         flag = ""
+        if baseline is not None and stock is None:
+            problems.append(f"{c}: not in {os.path.relpath(baseline_path(line), ROOT)} (make hadoop-suite-baseline)")
+            flag = "NO BASELINE"
         if "stock" in modes and stock is None:
-            problems.append(f"{c}: no stock report (see {build}/reports/stock, mvn-stock.log)")
+            problems.append(f"{c}: no stock report (see {build}/reports/stock, mvn-stock*.log)")
             flag = "NO STOCK REPORT"
         if "native" in modes and nat is not None and any(s != "skip" for s in nat.values()):
             proof = read_proof(os.path.join(build, "reports", "native-proof"), fq[c])
@@ -256,7 +351,7 @@ def report_line(line, classes, modes, build, fq, wall, rules):
                                         f"{local + remote} native creates, fallback {proof.get('fallback.settings') or '-'}")
                         flag = "NOT NATIVE"
         elif "native" in modes and nat is None:
-            problems.append(f"{c}: no native report (see {build}/reports/native, mvn-native.log)")
+            problems.append(f"{c}: no native report (see {build}/reports/native, mvn-native*.log)")
             flag = "NO NATIVE REPORT"
         if stock is not None and nat is None and "native" in modes:
             broken += sum(1 for s in stock.values() if s == "pass")  # the class's one PROBLEM line says why
@@ -276,10 +371,12 @@ def report_line(line, classes, modes, build, fq, wall, rules):
                     broken += 1
                     why = MESSAGES.get((os.path.join(build, "reports", "native"), fq[c], test), "")
                     problems.append(f"{c}#{test}: passes on stock, {n} on native" + (f" -- {why}" if why else ""))
-        rows.append((c, counts(stock), f"{secs.get('stock') or 0:.0f}", counts(nat), f"{secs.get('native') or 0:.0f}", flag))
-    head = ("class", "stock p/f/s", "s", "native p/f/s", "s", "native proof")
+        rows.append((c, counts(stock), "-" if baseline is not None else f"{secs.get('stock') or 0:.0f}",
+                     counts(nat), f"{secs.get('native') or 0:.0f}", flag))
+    head = ("class", "baseline p/f/s" if baseline is not None else "stock p/f/s", "s", "native p/f/s", "s", "native proof")
     widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
-    table = [f"Hadoop {line}: stock S3AFileSystem vs NativeS3AFileSystem (fs.s3a.native.fallback=fail)"]
+    table = [f"Hadoop {line}: stock S3AFileSystem vs NativeS3AFileSystem (fs.s3a.native.fallback=fail)"
+             + (f"; stock from {os.path.relpath(baseline_path(line), ROOT)}" if baseline is not None else "")]
     for r in [head] + rows:
         table.append("  ".join(str(v).ljust(w) if i in (0, 5) else str(v).rjust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip())
     table.append("wall: " + ", ".join(f"{m} {wall[m]:.0f} s" for m in modes if wall.get(m)))
@@ -297,12 +394,18 @@ def main():
     p.add_argument("--classes", default=os.environ.get("HADOOP_SUITE_CLASSES") or ",".join(CLASSES),
                    help="test classes by simple name (HADOOP_SUITE_CLASSES; default: the write/commit set)")
     p.add_argument("--modes", default="stock,native", help="stock,native (default both)")
+    p.add_argument("--baseline", action="store_true",
+                   help="CI: run only native and compare with hadoop-suite/baseline/<line>.txt (stock's committed results)")
+    p.add_argument("--jobs", type=int, default=int(os.environ.get("HADOOP_SUITE_JOBS") or 1),
+                   help="Maven runs (one JVM each) at once per filesystem (HADOOP_SUITE_JOBS; default 1)")
     p.add_argument("--jar", default=None, help="the s3native jar (default jvm/target/s3native-*.jar)")
     p.add_argument("--report-only", action="store_true", help="print the tables of the last runs, run nothing")
     a = p.parse_args()
     lines = [x for x in re.split(r"[,\s]+", a.lines) if x]
     classes = [x for x in re.split(r"[,\s]+", a.classes) if x]
     modes = [x for x in a.modes.split(",") if x]
+    if a.baseline:
+        modes = ["native"]
     for m in modes:
         if m not in MODES:
             sys.exit(f"unknown mode {m}: stock or native")
@@ -321,12 +424,19 @@ def main():
             fq = find_classes(os.path.join(build, "hadoop-aws-test-sources"), classes)
             got = (build, fq, {m: 0.0 for m in modes})
         else:
-            got = run_line(line, classes, modes, jar, endpoint, rules)
+            got = run_line(line, classes, modes, jar, endpoint, rules, a.jobs)
         if got is None:
             log(f"{line}: the test sources did not compile")
             total_problems += 1
             continue
-        ok, bad, problems = report_line(line, classes, modes, *got, rules)
+        baseline = None
+        if a.baseline:
+            baseline = read_baseline(line)
+            if baseline is None:
+                log(f"{line}: no {os.path.relpath(baseline_path(line), ROOT)}: make hadoop-suite-baseline HADOOP_SUITE_LINES={line}")
+                total_problems += 1
+                continue
+        ok, bad, problems = report_line(line, classes, modes, *got, rules, baseline)
         total_ok, total_bad, total_problems = total_ok + ok, total_bad + bad, total_problems + problems
     print(f"hadoop-suite: {total_ok} passed, {total_bad} failed", flush=True)
     return 1 if total_bad or total_problems else 0
