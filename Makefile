@@ -138,6 +138,13 @@ jar: build
 	# (Maven 3.8's -q still prints colour resets; they are dropped so logs stay plain text.)
 	$(MVN) -q -f jvm/pom.xml package -DskipTests -Ds3native.library.dir=$(NATIVE_LIB_DIR) | sed 's/\x1b\[[0-9;]*m//g'
 	jar tf jvm/target/s3native-*.jar | grep -q '^native/.*/libs3native.so$$' || { echo "the jar lacks libs3native.so"; exit 1; }
+	# One jar serves every line: the vectored stream (FileRange, Hadoop 3.3.5+) is compiled
+	# against 3.4.1 and added; NativeS3AInputStream loads it only where FileRange exists.
+	$(MVN) -q -f jvm/pom.xml -Phadoop-3.4 dependency:build-classpath -Dmdep.outputFile=$(CURDIR)/jvm/target/classpath-vectored | sed 's/\x1b\[[0-9;]*m//g'
+	rm -rf jvm/target/vectored-classes && mkdir -p jvm/target/vectored-classes
+	javac --release 17 -nowarn -d jvm/target/vectored-classes -cp jvm/target/classes:$$(cat jvm/target/classpath-vectored) jvm/src/main/vectored/io/s3native/hadoop/*.java
+	jar uf $$(ls jvm/target/s3native-*.jar) -C jvm/target/vectored-classes .
+	jar tf jvm/target/s3native-*.jar | grep -q 'NativeS3AVectoredInputStream.class$$' || { echo "the jar lacks the vectored stream"; exit 1; }
 	ls -l jvm/target/s3native-*.jar
 
 # Only the Java tests (starts the local S3 server like `test`).
