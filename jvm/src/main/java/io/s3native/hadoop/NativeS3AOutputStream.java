@@ -276,14 +276,13 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
     }
 
     /**
-     * The filesystem's side: each closed or aborted stream's statistics are aggregated into
-     * S3AInstrumentation's store (which keeps only the names it has), with the filesystem-level
-     * counters S3A counts for the same requests ({@code object_put_bytes},
-     * {@code object_put_request_completed}, {@code store_io_request}, {@code committer_bytes_uploaded};
-     * {@code files_created} and {@code committer_magic_files_created} are counted at create, as
-     * S3A does); the
-     * native names, which that store does not have, are kept here and shown by
-     * {@link #view(IOStatistics)} next to S3A's.
+     * The filesystem's side: for each closed or aborted stream, the counters S3A's filesystem
+     * counts for the same requests go through S3AInstrumentation's incrementCounter (its
+     * metrics, which Hadoop's cost tests read, and its store), the stream's statistics are
+     * aggregated into the store (which keeps only the names it has), as S3A's merge does
+     * ({@link #streamClosed}; {@code files_created} and {@code committer_magic_files_created}
+     * are counted at create, as S3A does); the native names, which that store does not have,
+     * are kept here and shown by {@link #view(IOStatistics)} next to S3A's.
      */
     static final class FileSystemStatistics {
         /**
