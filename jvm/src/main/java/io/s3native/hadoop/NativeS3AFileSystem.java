@@ -567,7 +567,8 @@ public class NativeS3AFileSystem extends S3AFileSystem {
      * and a stream's close through {@code incrementCounter} (its metrics, which Hadoop's cost
      * tests read, and its store), not only into the store. On 3.4+ (the {@code __magic_job-}
      * layout's lines) S3A's merge also adds the store's {@code committer_magic_marker_put}
-     * to the metric; 3.3.4's does not.
+     * to the metric, and its stream statistics carry the requests' durations; 3.3.4's do
+     * not (checked against stock S3A on each line by RequestCostTest).
      */
     private NativeS3AOutputStream.FileSystemStatistics.Instrumentation instrumentationCounters() {
         final org.apache.hadoop.fs.s3a.S3AInstrumentation instrumentation = getInstrumentation();
@@ -595,6 +596,11 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             @Override
             public boolean mergeCountsMagicMarkerMetric() {
                 return magicMarkerMetric;
+            }
+
+            @Override
+            public boolean streamCountsRequests() {
+                return magicMarkerMetric; // the same lines: 3.4+
             }
         };
     }

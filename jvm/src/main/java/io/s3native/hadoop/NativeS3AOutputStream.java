@@ -301,6 +301,15 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
              * {@code committer_magic_marker_put} total to that metric (3.4+; 3.3.4 does not).
              */
             boolean mergeCountsMagicMarkerMetric();
+
+            /**
+             * True when S3A's stream statistics carry its requests' durations
+             * ({@code object_put_request}, {@code multipart_upload_part_put},
+             * {@code object_multipart_initiated}: 3.4+). On 3.3.4 they do not: its filesystem
+             * counts a plain file's PUT and initiate, not the parts nor a magic file's marker
+             * and {@code .pending}, and its merge counts only multipart blocks as uploads.
+             */
+            boolean streamCountsRequests();
         }
 
         /** The stream counters S3A's merge at stream close adds through incrementCounter (S3AInstrumentation, 3.3.4 to 3.5.0). */
@@ -356,6 +365,13 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
                 if (instrumentation != null) {
                     for (String name : MERGED_COUNTERS) {
                         counted.merge(name, sc.getOrDefault(name, 0L), Long::sum);
+                    }
+                    if (!instrumentation.streamCountsRequests()) { // Hadoop 3.3.4
+                        c.remove("object_put_request");
+                        c.remove("multipart_upload_part_put");
+                        c.remove(INITIATED);
+                        counted.put("object_put_request", magic ? 0L : puts);
+                        counted.put("stream_write_block_uploads", parts);
                     }
                 }
                 if (instrumentation != null) {

@@ -415,6 +415,12 @@ class RequestCostTest {
         for (Object[] f : files) {
             Map<String, Map<String, Long>> stock = counted(false, (String) f[0], (Integer) f[1]);
             Map<String, Map<String, Long>> ours = counted(true, (String) f[0], (Integer) f[1]);
+            if (line33() && ((String) f[0]).contains("__base")) {
+                // 3.3.4's known request differences on a magic file (assertStockMagicCost): its
+                // create LISTs, its close bulk-deletes parent markers; ours sends neither.
+                stock.get("create").keySet().removeIf(k -> k.endsWith(" object_list_request"));
+                stock.get("close").keySet().removeIf(k -> k.endsWith(" object_bulk_delete_request"));
+            }
             if (!stock.equals(ours)) {
                 differences.add(f[0] + " (" + f[1] + " bytes): stock " + stock + "\n    native " + ours);
             }
