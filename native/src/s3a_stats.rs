@@ -94,8 +94,13 @@ pub fn stream_iostatistics(stats: &Statistics, facts: StreamFacts) -> IoStatisti
     c("multipart_upload_part_put", n(r.upload_part));
     c("multipart_upload_completed", n(r.complete_multipart_upload));
     c("object_multipart_aborted", n(r.abort_multipart_upload));
-    c("object_put_request", n(r.put_object));
-    c("committer_magic_marker_put", i64::from(facts.magic && r.put_object > 0));
+    // A magic file's PUTs are its marker and its `.pending`: S3A's tracker counts each as
+    // committer_magic_marker_put in the stream's statistics and sends them through the
+    // filesystem, so its stream's object_put_request stays 0 (the filesystem's own counts
+    // them; NativeS3AFileSystem adds them there). A plain file's PUT is the stream's own.
+    let (puts, magic_puts) = if facts.magic { (0, r.put_object) } else { (r.put_object, 0) };
+    c("object_put_request", n(puts));
+    c("committer_magic_marker_put", n(magic_puts));
     // 3.5.0: conditional create (If-None-Match), which the native writer does not send.
     c("conditional_create", 0);
     c("conditional_create_failed", 0);
@@ -148,7 +153,11 @@ mod tests {
         assert_eq!(io.counters["stream_write_bytes"], 1000);
         assert_eq!(io.counters["stream_write_block_uploads"], 2);
         assert_eq!(io.counters["multipart_upload_part_put"], 2);
-        assert_eq!(io.counters["committer_magic_marker_put"], 1);
+        assert_eq!(io.counters["committer_magic_marker_put"], 2, "the marker and the .pending");
+        assert_eq!(io.counters["object_put_request"], 0, "a magic file's PUTs are the filesystem's, as S3A's tracker");
+        let plain = stream_iostatistics(&s, StreamFacts::default());
+        assert_eq!(plain.counters["object_put_request"], 2);
+        assert_eq!(plain.counters["committer_magic_marker_put"], 0);
         assert_eq!(io.counters["stream_write_queue_duration"], 3);
         assert_eq!(io.counters["op_hflush"], 1);
         assert_eq!(io.maximums["s3native.part_queue_wait_p99_us"], 2000);

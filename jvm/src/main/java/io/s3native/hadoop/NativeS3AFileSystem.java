@@ -673,7 +673,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
      * line with the figures the native writer will use.
      */
     private void checkLibraryAndAnnounce() throws IOException {
-        nativeStatistics = new NativeS3AOutputStream.FileSystemStatistics(super.getIOStatistics());
+        nativeStatistics = new NativeS3AOutputStream.FileSystemStatistics(super.getIOStatistics(), instrumentationCounters());
         if (settings.fallback != null) {
             return;
         }
@@ -727,6 +727,49 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             }
         }
         return b + " bytes";
+    }
+
+    /**
+     * S3AInstrumentation's counters, for the native streams' merge: S3A counts its requests
+     * and a stream's close through {@code incrementCounter} (its metrics, which Hadoop's cost
+     * tests read, and its store), not only into the store. On 3.4+ (the {@code __magic_job-}
+     * layout's lines) S3A's merge also adds the store's {@code committer_magic_marker_put}
+     * to the metric, and its stream statistics carry the requests' durations; 3.3.4's do
+     * not (checked against stock S3A on each line by RequestCostTest).
+     */
+    private NativeS3AOutputStream.FileSystemStatistics.Instrumentation instrumentationCounters() {
+        final org.apache.hadoop.fs.s3a.S3AInstrumentation instrumentation = getInstrumentation();
+        if (instrumentation == null) {
+            return null;
+        }
+        final boolean magicMarkerMetric = HadoopLine.magicLayout(getClass().getClassLoader()) == MagicLayout.MAGIC_JOB;
+        return new NativeS3AOutputStream.FileSystemStatistics.Instrumentation() {
+            @Override
+            public void increment(String name, long value) {
+                Statistic statistic = Statistic.fromSymbol(name);
+                if (statistic != null && value != 0) {
+                    instrumentation.incrementCounter(statistic, value);
+                }
+            }
+
+            @Override
+            public void incrementMetric(String name, long value) {
+                Object metric = instrumentation.lookupMetric(name);
+                if (metric instanceof org.apache.hadoop.metrics2.lib.MutableCounterLong && value > 0) {
+                    ((org.apache.hadoop.metrics2.lib.MutableCounterLong) metric).incr(value);
+                }
+            }
+
+            @Override
+            public boolean mergeCountsMagicMarkerMetric() {
+                return magicMarkerMetric;
+            }
+
+            @Override
+            public boolean streamCountsRequests() {
+                return magicMarkerMetric; // the same lines: 3.4+
+            }
+        };
     }
 
     /**

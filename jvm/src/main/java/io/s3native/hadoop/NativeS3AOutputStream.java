@@ -247,12 +247,7 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
         try {
             IOStatisticsSnapshot snap = (IOStatisticsSnapshot) getIOStatistics();
             if (fsStatistics != null) {
-                IOStatisticsSnapshot forFs = snap;
-                if (initiatesCountedAtCreate > 0) {
-                    forFs = new IOStatisticsSnapshot(snap);
-                    forFs.counters().merge(INITIATED, -initiatesCountedAtCreate, Long::sum);
-                }
-                fsStatistics.streamClosed(forFs, magic);
+                fsStatistics.streamClosed(snap, magic, initiatesCountedAtCreate);
             }
             if (threadStatistics != null) {
                 threadStatistics.aggregate(snap);
@@ -281,38 +276,116 @@ final class NativeS3AOutputStream extends OutputStream implements StreamCapabili
     }
 
     /**
-     * The filesystem's side: each closed or aborted stream's statistics are aggregated into
-     * S3AInstrumentation's store (which keeps only the names it has), with the filesystem-level
-     * counters S3A counts for the same requests ({@code object_put_bytes},
-     * {@code object_put_request_completed}, {@code store_io_request}, {@code committer_bytes_uploaded};
-     * {@code files_created} and {@code committer_magic_files_created} are counted at create, as
-     * S3A does); the
-     * native names, which that store does not have, are kept here and shown by
-     * {@link #view(IOStatistics)} next to S3A's.
+     * The filesystem's side: for each closed or aborted stream, the counters S3A's filesystem
+     * counts for the same requests go through S3AInstrumentation's incrementCounter (its
+     * metrics, which Hadoop's cost tests read, and its store), the stream's statistics are
+     * aggregated into the store (which keeps only the names it has), as S3A's merge does
+     * ({@link #streamClosed}; {@code files_created} and {@code committer_magic_files_created}
+     * are counted at create, as S3A does); the native names, which that store does not have,
+     * are kept here and shown by {@link #view(IOStatistics)} next to S3A's.
      */
     static final class FileSystemStatistics {
-        private final IOStatistics s3a;
-        private final IOStatisticsSnapshot nativeTotals = new IOStatisticsSnapshot();
+        /**
+         * S3AInstrumentation's two sides: its metrics counters (what S3A's tests read through
+         * {@code getInstrumentation().getCounterValue}) and its IOStatistics store.
+         */
+        interface Instrumentation {
+            /** S3A's {@code incrementCounter}: both the metric and the store (unknown names: nothing). */
+            void increment(String name, long value);
 
-        /** @param s3a S3AFileSystem's own IOStatistics (its instrumentation's store); may be null */
-        FileSystemStatistics(IOStatistics s3a) {
-            this.s3a = s3a;
+            /** The metric alone (S3A's {@code incrementMutableCounter}). */
+            void incrementMetric(String name, long value);
+
+            /**
+             * True when S3A's merge of a closed stream adds the filesystem's
+             * {@code committer_magic_marker_put} total to that metric (3.4+; 3.3.4 does not).
+             */
+            boolean mergeCountsMagicMarkerMetric();
+
+            /**
+             * True when S3A's stream statistics carry its requests' durations
+             * ({@code object_put_request}, {@code multipart_upload_part_put},
+             * {@code object_multipart_initiated}: 3.4+). On 3.3.4 they do not: its filesystem
+             * counts a plain file's PUT and initiate, not the parts nor a magic file's marker
+             * and {@code .pending}, and its merge counts only multipart blocks as uploads.
+             */
+            boolean streamCountsRequests();
         }
 
-        void streamClosed(IOStatisticsSnapshot stream, boolean magic) {
+        /** The stream counters S3A's merge at stream close adds through incrementCounter (S3AInstrumentation, 3.3.4 to 3.5.0). */
+        private static final String[] MERGED_COUNTERS = {"stream_write_total_time", "stream_write_queue_duration",
+            "stream_write_total_data", "stream_write_block_uploads", "stream_write_exceptions"};
+
+        private final IOStatistics s3a;
+        private final Instrumentation instrumentation;
+        private final IOStatisticsSnapshot nativeTotals = new IOStatisticsSnapshot();
+
+        /**
+         * @param s3a S3AFileSystem's own IOStatistics (its instrumentation's store); may be null
+         * @param instrumentation its counters; may be null (then only the store gets them)
+         */
+        FileSystemStatistics(IOStatistics s3a, Instrumentation instrumentation) {
+            this.s3a = s3a;
+            this.instrumentation = instrumentation;
+        }
+
+        FileSystemStatistics(IOStatistics s3a) {
+            this(s3a, null);
+        }
+
+        /**
+         * What S3A's filesystem counts for the requests of a stream and at its close: per PUT
+         * or part (S3AStore), {@code object_put_bytes} and {@code object_put_request_completed};
+         * per request, {@code store_io_request}; for a magic file, the marker and
+         * {@code .pending} PUTs as {@code object_put_request} (S3A's tracker sends them through
+         * the filesystem); then the merge: five stream counters through incrementCounter, the
+         * stream's statistics aggregated into the store, and on 3.4+ the metric
+         * {@code committer_magic_marker_put} raised by the store's total.
+         */
+        void streamClosed(IOStatisticsSnapshot stream, boolean magic, long initiatesCountedAtCreate) {
             if (s3a instanceof IOStatisticsAggregator) {
+                Map<String, Long> sc = stream.counters();
+                long bytes = sc.getOrDefault("stream_write_bytes", 0L);
+                long puts = sc.getOrDefault("object_put_request", 0L);
+                long parts = sc.getOrDefault("multipart_upload_part_put", 0L);
+                long magicPuts = magic ? sc.getOrDefault("committer_magic_marker_put", 0L) : 0L;
                 IOStatisticsSnapshot fs = new IOStatisticsSnapshot(stream);
                 Map<String, Long> c = fs.counters();
-                long bytes = stream.counters().getOrDefault("stream_write_bytes", 0L);
-                long puts = stream.counters().getOrDefault("object_put_request", 0L);
-                long parts = stream.counters().getOrDefault("multipart_upload_part_put", 0L);
-                c.put("object_put_bytes", bytes);
-                c.put("object_put_request_completed", puts + parts);
-                c.put("store_io_request", stream.counters().getOrDefault("s3native.requests", 0L));
+                Map<String, Long> counted = new java.util.LinkedHashMap<>();
                 if (magic) {
-                    c.put("committer_bytes_uploaded", bytes);
+                    counted.put("committer_bytes_uploaded", bytes);
+                }
+                // S3A's filesystem counts each initiate when it sends it (a magic file's at
+                // create, NativeS3AFileSystem.magicStream); the stream's own count is merged too.
+                counted.put(INITIATED, Math.max(0L, sc.getOrDefault(INITIATED, 0L) - initiatesCountedAtCreate));
+                counted.put("object_put_bytes", bytes);
+                counted.put("object_put_request_completed", puts + parts + magicPuts);
+                counted.put("store_io_request", sc.getOrDefault("s3native.requests", 0L));
+                counted.put("object_put_request", magicPuts);
+                if (instrumentation != null) {
+                    for (String name : MERGED_COUNTERS) {
+                        counted.merge(name, sc.getOrDefault(name, 0L), Long::sum);
+                    }
+                    if (!instrumentation.streamCountsRequests()) { // Hadoop 3.3.4
+                        c.remove("object_put_request");
+                        c.remove("multipart_upload_part_put");
+                        c.remove(INITIATED);
+                        counted.put("object_put_request", magic ? 0L : puts);
+                        counted.put("stream_write_block_uploads", parts);
+                    }
+                }
+                if (instrumentation != null) {
+                    counted.forEach(instrumentation::increment);
+                } else {
+                    counted.forEach((k, v) -> c.merge(k, v, Long::sum));
                 }
                 ((IOStatisticsAggregator) s3a).aggregate(fs); // unknown names are ignored by S3A's store
+                if (instrumentation != null && instrumentation.mergeCountsMagicMarkerMetric()) {
+                    Long total = s3a.counters().get("committer_magic_marker_put");
+                    if (total != null) {
+                        instrumentation.incrementMetric("committer_magic_marker_put", total);
+                    }
+                }
             }
             IOStatisticsSnapshot only = new IOStatisticsSnapshot();
             stream.counters().forEach((k, v) -> {

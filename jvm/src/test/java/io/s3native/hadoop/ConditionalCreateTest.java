@@ -182,4 +182,56 @@ class ConditionalCreateTest {
         assertNotNull(ours.left);
         assertArrayEquals(HadoopS3.data(SMALL, 7), ours.left, "replaced");
     }
+    /**
+     * Hadoop's AbstractContractCreateTest.testCreateFileOverExistingFileNoOverwrite as
+     * ITestS3AContractCreate runs it in create-performance mode
+     * ({@code fs.s3a.performance.flags=create}): a file, then the same path again with
+     * overwrite false, through {@code create(path, false, ...)} and through the
+     * {@code createFile(path).overwrite(false)} builder (not recursive). How each attempt ends
+     * (nothing, or the exception's class, at create or at close) and what is left at the
+     * path are stock S3A's.
+     */
+    @Test
+    void contractCreateOverAnExistingFileEndsAsOnS3A() throws Exception {
+        for (boolean builder : new boolean[] {false, true}) {
+            String[] ends = new String[2];
+            byte[][] left = new byte[2][];
+            for (boolean nativeFs : new boolean[] {false, true}) {
+                Configuration conf = HadoopS3.conf(nativeFs);
+                conf.unset("fs.s3a.create.conditional.enabled"); // the line's default, as in Hadoop's test
+                conf.set("fs.s3a.performance.flags", "create");
+                conf.set("fs.s3a.native.fallback", "fail");
+                Path path = new Path("s3a://" + bucket + "/contract/" + (builder ? "builder" : "create") + "-" + nativeFs);
+                try (FileSystem fs = HadoopS3.fs(bucket, conf)) {
+                    writeNoOverwrite(fs, path, HadoopS3.data(256, 1), builder);
+                    String end = "ok";
+                    try {
+                        writeNoOverwrite(fs, path, HadoopS3.data(10 * 1024, 2), builder);
+                    } catch (IOException e) {
+                        end = e.getClass().getName();
+                        System.out.println("builder=" + builder + " native=" + nativeFs + ": " + e);
+                    }
+                    ends[nativeFs ? 1 : 0] = end;
+                    left[nativeFs ? 1 : 0] = HadoopS3.read(fs, path);
+                    if (nativeFs && !builder) {
+                        assertTrue(((NativeS3AFileSystem) fs).getNativeCreateCount() > 0, "the write was native");
+                    }
+                }
+            }
+            System.out.println("builder=" + builder + ": stock " + ends[0] + ", native " + ends[1]);
+            assertEquals(ends[0], ends[1], "builder=" + builder + ": how the second write ends");
+            assertArrayEquals(left[0], left[1], "builder=" + builder + ": what is left");
+        }
+    }
+
+    private static void writeNoOverwrite(FileSystem fs, Path path, byte[] data, boolean builder) throws IOException {
+        FSDataOutputStream out = builder
+                ? fs.createFile(path).overwrite(false).replication((short) 1).bufferSize(1024).blockSize(1024).build()
+                : fs.create(path, false, 1024, (short) 1, 1024);
+        try {
+            out.write(data, 0, data.length);
+        } finally {
+            out.close();
+        }
+    }
 }
