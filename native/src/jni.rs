@@ -174,6 +174,10 @@ fn opt_string<'local>(env: &mut Env<'local>, s: Option<&str>) -> std::result::Re
     })
 }
 
+/// The reader's methods (`openReader`, `read`, `readAt`, `readRanges`, ...).
+#[path = "jni_reader.rs"]
+mod reader;
+
 // ---------------------------------------------------------------------------------------
 // Interrupt polling
 

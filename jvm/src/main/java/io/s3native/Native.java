@@ -151,4 +151,52 @@ final class Native {
     static native Map<String, Object> parseResult(String json);
 
     static native String version();
+
+    // ---- the reader (native/src/jni_reader.rs) ------------------------------------------------
+    // policy: ReadPolicy's serde name (ADAPTIVE, SEQUENTIAL, RANDOM, COLUMNAR, WHOLE_FILE);
+    // length -1 and etag null: the reader sends one HEAD at open. Reads return the bytes
+    // copied, or -1 at the end of the object.
+
+    static native long openReader(String bucket, String key, String[] settings, long credentials, String policy, long length,
+            String etag) throws IOException;
+
+    static native long readerLength(long handle) throws IOException;
+
+    static native String readerEtag(long handle) throws IOException;
+
+    /** A stream read at {@code position} (drives sequential detection and read-ahead). */
+    static native int read(long handle, long position, byte[] b, int off, int len) throws IOException;
+
+    static native int readDirect(long handle, long position, ByteBuffer direct, int bufferPosition, int len) throws IOException;
+
+    /** A positioned read (pread): leaves the read-ahead window alone. */
+    static native int readAt(long handle, long position, byte[] b, int off, int len) throws IOException;
+
+    static native int readAtDirect(long handle, long position, ByteBuffer direct, int bufferPosition, int len) throws IOException;
+
+    /**
+     * Start a vectored read: range {@code i} is {@code lengths[i]} bytes from {@code offsets[i]}
+     * (the two arrays have one entry per range, in the caller's order). Returns a handle for
+     * {@link #vectoredNext} and {@link #freeVectored}.
+     */
+    static native long readRanges(long handle, long[] offsets, int[] lengths) throws IOException;
+
+    /**
+     * Wait for the next range to complete and copy its bytes into {@code buffers[index]} (heap
+     * or direct, from its position; the position is not moved). Returns the index, or -1 when
+     * every range was delivered; a failed range throws (the remaining ones are not delivered).
+     */
+    static native int vectoredNext(long vectored, ByteBuffer[] buffers) throws IOException;
+
+    static native void freeVectored(long vectored);
+
+    static native void unbuffer(long handle) throws IOException;
+
+    /** ReadStatistics by name (native/src/reader.rs). */
+    static native Map<String, Object> readerStatistics(long handle) throws IOException;
+
+    /** The reader's statistics in S3A's names (IOStatisticsSnapshot's fields: counters, gauges, ...). */
+    static native Map<String, Object> readerS3aStatistics(long handle) throws IOException;
+
+    static native void freeReader(long handle);
 }

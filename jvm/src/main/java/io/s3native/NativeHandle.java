@@ -12,13 +12,20 @@ import java.io.IOException;
  */
 final class NativeHandle implements Runnable {
     private long ptr;
+    /** Frees {@code ptr}: {@link Native#free} for a writer, {@link Native#freeReader} for a reader. */
+    private final java.util.function.LongConsumer free;
     private int calls;
     private boolean disposed;
     /** What a call on the freed writer reports: the native writer's own answer, taken before it was freed. */
     private IOException freedAnswer;
 
     NativeHandle(long ptr) {
+        this(ptr, Native::free);
+    }
+
+    NativeHandle(long ptr, java.util.function.LongConsumer free) {
         this.ptr = ptr;
+        this.free = free;
     }
 
     /** Start a call on the handle; pair with {@link #release()}. Throws the freed writer's answer once disposed. */
@@ -42,7 +49,7 @@ final class NativeHandle implements Runnable {
             p = ptr;
             ptr = 0;
         }
-        Native.free(p);
+        free.accept(p);
     }
 
     /** True once disposed. */
@@ -68,7 +75,7 @@ final class NativeHandle implements Runnable {
             p = ptr;
             ptr = 0;
         }
-        Native.free(p);
+        free.accept(p);
     }
 
     @Override

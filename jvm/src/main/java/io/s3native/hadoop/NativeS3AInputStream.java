@@ -1,0 +1,306 @@
+package io.s3native.hadoop;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.hadoop.fs.ByteBufferPositionedReadable;
+import org.apache.hadoop.fs.ByteBufferReadable;
+import org.apache.hadoop.fs.CanUnbuffer;
+import org.apache.hadoop.fs.FSExceptionMessages;
+import org.apache.hadoop.fs.FSInputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.fs.statistics.IOStatistics;
+import org.apache.hadoop.fs.statistics.IOStatisticsAggregator;
+import org.apache.hadoop.fs.statistics.IOStatisticsSnapshot;
+import org.apache.hadoop.fs.statistics.IOStatisticsSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.s3native.S3NativeInputStream;
+
+/**
+ * The stream {@link NativeS3AFileSystem#open} returns (inside an FSDataInputStream): forwards
+ * to {@link S3NativeInputStream} and answers as Hadoop's input stream contract and S3A's
+ * stream do, adding ByteBuffer reads, which S3A's streams lack.
+ *
+ * <p>Seekable (lazy seek; negative: EOFException; past the end: accepted, reads there return
+ * -1), PositionedReadable (preads that leave the read-ahead alone), ByteBufferReadable and
+ * ByteBufferPositionedReadable (a direct buffer is filled natively without a Java copy),
+ * CanUnbuffer, StreamCapabilities ({@code in:readbytebuffer}, {@code in:preadbytebuffer},
+ * {@code in:unbuffer}, {@code iostatistics}; {@code in:readvectored} where the Hadoop line
+ * has vectored reads: {@code NativeS3AVectoredInputStream}) and IOStatisticsSource with S3A's
+ * {@code stream_read_*} names where S3A has one and the native figures as {@code s3native.*}
+ * (the native reader's mapping). Close twice does nothing; reads, seeks and
+ * {@code available()} after close throw {@link IOException} ({@code Stream is closed!}).
+ *
+ * <p>Bytes read count in the filesystem's {@link FileSystem.Statistics} as they are read (as
+ * S3A's stream counts them: Spark's input metrics), and at close the stream's IOStatistics
+ * are merged into the filesystem's.
+ */
+class NativeS3AInputStream extends FSInputStream
+        implements ByteBufferReadable, ByteBufferPositionedReadable, CanUnbuffer, StreamCapabilities, IOStatisticsSource {
+    private static final Logger LOG = LoggerFactory.getLogger(NativeS3AInputStream.class);
+
+    static final String READBYTEBUFFER = "in:readbytebuffer";
+    static final String PREADBYTEBUFFER = "in:preadbytebuffer";
+    static final String UNBUFFER = "in:unbuffer";
+    static final String IOSTATISTICS = "iostatistics";
+
+    final S3NativeInputStream in;
+    private final FileSystem.Statistics fsStatistics;
+    private final IOStatisticsAggregator fsIOStatistics;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    /** The figures at close, so statistics stay readable after the native reader is freed. */
+    private volatile IOStatisticsSnapshot atClose;
+
+    /**
+     * @param fsStatistics the filesystem's Statistics (bytes read), may be null
+     * @param fsIOStatistics where the stream's IOStatistics go at close, may be null
+     */
+    NativeS3AInputStream(S3NativeInputStream in, FileSystem.Statistics fsStatistics, IOStatisticsAggregator fsIOStatistics) {
+        this.in = in;
+        this.fsStatistics = fsStatistics;
+        this.fsIOStatistics = fsIOStatistics;
+    }
+
+    /**
+     * The stream for {@code in}: {@code NativeS3AVectoredInputStream} where the Hadoop line has
+     * vectored reads and this jar was built with them (src/main/vectored), else this class.
+     */
+    static NativeS3AInputStream create(S3NativeInputStream in, FileSystem.Statistics fsStatistics,
+            IOStatisticsAggregator fsIOStatistics, AtomicLong fsNativeBytes) {
+        NativeS3AInputStream s;
+        if (VECTORED != null) {
+            try {
+                s = (NativeS3AInputStream) VECTORED.newInstance(in, fsStatistics, fsIOStatistics);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("s3native: cannot create the vectored input stream", e);
+            }
+        } else {
+            s = new NativeS3AInputStream(in, fsStatistics, fsIOStatistics);
+        }
+        s.fsNativeBytes = fsNativeBytes;
+        return s;
+    }
+
+    /** The filesystem's total of native bytes read, added at close; may be null. */
+    private AtomicLong fsNativeBytes;
+
+    private static final java.lang.reflect.Constructor<?> VECTORED = vectoredConstructor();
+
+    private static java.lang.reflect.Constructor<?> vectoredConstructor() {
+        try {
+            Class.forName("org.apache.hadoop.fs.FileRange", false, FSInputStream.class.getClassLoader());
+            Class<?> c = Class.forName("io.s3native.hadoop.NativeS3AVectoredInputStream", false,
+                    NativeS3AInputStream.class.getClassLoader());
+            return c.getDeclaredConstructor(S3NativeInputStream.class, FileSystem.Statistics.class, IOStatisticsAggregator.class);
+        } catch (ClassNotFoundException | NoSuchMethodException | LinkageError e) {
+            return null; // Hadoop 3.3.4 (no FileRange), or a jar built without src/main/vectored
+        }
+    }
+
+    /** The object's length. */
+    long length() {
+        return in.getLength();
+    }
+
+    void checkNotClosed() throws IOException {
+        if (closed.get()) {
+            throw new IOException(FSExceptionMessages.STREAM_IS_CLOSED + " s3a://" + in.getBucket() + "/" + in.getKey());
+        }
+    }
+
+    private int counted(int n) {
+        if (n > 0 && fsStatistics != null) {
+            fsStatistics.incrementBytesRead(n);
+        }
+        return n;
+    }
+
+    @Override
+    public synchronized int read() throws IOException {
+        checkNotClosed();
+        int b = in.read();
+        if (b >= 0) {
+            counted(1);
+        }
+        return b;
+    }
+
+    @Override
+    public synchronized int read(byte[] b, int off, int len) throws IOException {
+        checkNotClosed();
+        if (b == null) {
+            throw new NullPointerException("Null buffer");
+        }
+        if (off < 0 || len < 0 || len > b.length - off) {
+            throw new IndexOutOfBoundsException("offset " + off + ", length " + len + ", buffer " + b.length);
+        }
+        return counted(in.read(b, off, len));
+    }
+
+    /** ByteBufferReadable: fills {@code buf} from its position; -1 at the end of the object. */
+    @Override
+    public synchronized int read(ByteBuffer buf) throws IOException {
+        checkNotClosed();
+        return counted(in.read(buf));
+    }
+
+    @Override
+    public int read(long position, byte[] buffer, int offset, int length) throws IOException {
+        checkNotClosed();
+        validatePositionedReadArgs(position, buffer, offset, length);
+        if (length == 0) {
+            return 0;
+        }
+        return counted(in.readAt(position, buffer, offset, length));
+    }
+
+    @Override
+    public void readFully(long position, byte[] buffer, int offset, int length) throws IOException {
+        checkNotClosed();
+        validatePositionedReadArgs(position, buffer, offset, length);
+        int done = 0;
+        while (done < length) {
+            int n = read(position + done, buffer, offset + done, length - done);
+            if (n < 0) {
+                throw new EOFException(FSExceptionMessages.EOF_IN_READ_FULLY + " (" + length + " bytes at " + position
+                        + " of s3a://" + in.getBucket() + "/" + in.getKey() + ", " + in.getLength() + " bytes)");
+            }
+            done += n;
+        }
+    }
+
+    /** ByteBufferPositionedReadable: up to {@code buf.remaining()} bytes at {@code position}; -1 at or past the end. */
+    @Override
+    public int read(long position, ByteBuffer buf) throws IOException {
+        checkNotClosed();
+        if (position < 0) {
+            throw new EOFException(FSExceptionMessages.NEGATIVE_SEEK + " " + position);
+        }
+        return counted(in.readAt(position, buf));
+    }
+
+    @Override
+    public void readFully(long position, ByteBuffer buf) throws IOException {
+        checkNotClosed();
+        int want = buf.remaining();
+        long at = position;
+        while (buf.hasRemaining()) {
+            int n = read(at, buf);
+            if (n < 0) {
+                throw new EOFException(FSExceptionMessages.EOF_IN_READ_FULLY + " (" + want + " bytes at " + position
+                        + " of s3a://" + in.getBucket() + "/" + in.getKey() + ", " + in.getLength() + " bytes)");
+            }
+            at += n;
+        }
+    }
+
+    @Override
+    public synchronized void seek(long pos) throws IOException {
+        checkNotClosed();
+        if (pos < 0) {
+            throw new EOFException(FSExceptionMessages.NEGATIVE_SEEK + " " + pos);
+        }
+        in.seek(pos);
+    }
+
+    @Override
+    public synchronized long getPos() throws IOException {
+        return in.getPos();
+    }
+
+    @Override
+    public boolean seekToNewSource(long targetPos) {
+        return false;
+    }
+
+    @Override
+    public synchronized long skip(long n) throws IOException {
+        checkNotClosed();
+        return in.skip(n);
+    }
+
+    /** The bytes left to the end of the object (at most Integer.MAX_VALUE), as S3A's stream answers. */
+    @Override
+    public synchronized int available() throws IOException {
+        checkNotClosed();
+        return in.available();
+    }
+
+    @Override
+    public void unbuffer() {
+        if (closed.get()) {
+            return;
+        }
+        try {
+            in.unbuffer();
+        } catch (IOException e) {
+            LOG.debug("s3native: unbuffer of {} failed", this, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        IOStatisticsSnapshot last = snapshot(true);
+        atClose = last;
+        in.close();
+        if (fsNativeBytes != null) {
+            fsNativeBytes.addAndGet(last.counters().getOrDefault("stream_read_bytes", 0L));
+        }
+        if (fsIOStatistics != null) {
+            try {
+                fsIOStatistics.aggregate(last);
+            } catch (RuntimeException e) {
+                LOG.debug("s3native: merging the statistics of {} failed", this, e);
+            }
+        }
+    }
+
+    @Override
+    public boolean hasCapability(String capability) {
+        switch (capability.toLowerCase(Locale.ENGLISH)) {
+            case READBYTEBUFFER:
+            case PREADBYTEBUFFER:
+            case UNBUFFER:
+            case IOSTATISTICS:
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    @Override
+    public IOStatistics getIOStatistics() {
+        IOStatisticsSnapshot last = atClose;
+        return last != null ? last : snapshot(false);
+    }
+
+    /**
+     * The stream's figures in S3A's names (the native reader's mapping,
+     * native/src/reader/s3a.rs), plus what only this stream knows: {@code stream_read_close_operations}.
+     */
+    private IOStatisticsSnapshot snapshot(boolean closing) {
+        IOStatisticsSnapshot snap;
+        try {
+            snap = NativeS3AOutputStream.snapshot(in.getS3AStatistics());
+        } catch (IOException e) {
+            snap = new IOStatisticsSnapshot();
+        }
+        snap.counters().put("stream_read_close_operations", closing || closed.get() ? 1L : 0L);
+        return snap;
+    }
+
+    @Override
+    public String toString() {
+        return "NativeS3AInputStream{s3a://" + in.getBucket() + "/" + in.getKey() + ", " + in.getLength() + " bytes}";
+    }
+}

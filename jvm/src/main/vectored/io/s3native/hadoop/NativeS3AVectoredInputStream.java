@@ -1,0 +1,107 @@
+package io.s3native.hadoop;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.IntFunction;
+
+import org.apache.hadoop.fs.FileRange;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.VectoredReadUtils;
+import org.apache.hadoop.fs.statistics.IOStatisticsAggregator;
+
+import io.s3native.S3NativeInputStream;
+
+/**
+ * {@link NativeS3AInputStream} with Hadoop's vectored reads, on the lines that have them
+ * (FileRange, 3.3.5+: here 3.4.x and 3.5.0; compiled from {@code src/main/vectored} by those
+ * profiles only). The ranges are validated and checked against the object's length as
+ * Hadoop's {@link VectoredReadUtils#validateAndSortRanges} says (overlaps and negative
+ * ranges fail the call), a range past the end fails its future with EOFException (as S3A's),
+ * each range gets its buffer from the
+ * allocator at the call, and the native reader plans, fetches and delivers them: each
+ * range's future completes as its bytes arrive (the buffer's limit at the range's end, its
+ * position where the allocator left it); a failure fails the ranges not yet delivered.
+ * Hadoop 3.4.2+'s overload with a release function delegates here (no buffer is dropped
+ * before its future completes).
+ */
+final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
+    static final String VECTORED = "in:readvectored";
+
+    /** The threads that wait for ranges and complete their futures (one per vectored call in progress). */
+    private static final ExecutorService DELIVERY = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "s3native-vectored");
+        t.setDaemon(true);
+        return t;
+    });
+
+    NativeS3AVectoredInputStream(S3NativeInputStream in, FileSystem.Statistics fsStatistics, IOStatisticsAggregator fsIOStatistics) {
+        super(in, fsStatistics, fsIOStatistics);
+    }
+
+    @Override
+    public void readVectored(List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate) throws IOException {
+        checkNotClosed();
+        // As S3A: overlaps and bad ranges fail the call; a range past the end fails its own future.
+        VectoredReadUtils.validateAndSortRanges(ranges, Optional.empty());
+        List<FileRange> inside = new ArrayList<>();
+        for (FileRange r : ranges) {
+            CompletableFuture<ByteBuffer> f = new CompletableFuture<>();
+            r.setData(f);
+            if (r.getOffset() + r.getLength() > length()) {
+                f.completeExceptionally(new EOFException("Range [" + r.getOffset() + "-" + (r.getOffset() + r.getLength())
+                        + ") extends beyond the end of " + this + " (" + length() + " bytes)"));
+            } else {
+                inside.add(r);
+            }
+        }
+        int n = inside.size();
+        if (n == 0) {
+            return;
+        }
+        long[] offsets = new long[n];
+        int[] lengths = new int[n];
+        ByteBuffer[] buffers = new ByteBuffer[n];
+        @SuppressWarnings("unchecked")
+        CompletableFuture<ByteBuffer>[] futures = new CompletableFuture[n];
+        for (int i = 0; i < n; i++) {
+            FileRange r = inside.get(i);
+            offsets[i] = r.getOffset();
+            lengths[i] = r.getLength();
+            futures[i] = r.getData();
+        }
+        for (int i = 0; i < n; i++) {
+            buffers[i] = allocate.apply(lengths[i]);
+        }
+        S3NativeInputStream.VectoredRead read = in.readRanges(offsets, lengths);
+        DELIVERY.execute(() -> deliver(read, buffers, lengths, futures));
+    }
+
+    private static void deliver(S3NativeInputStream.VectoredRead read, ByteBuffer[] buffers, int[] lengths,
+            CompletableFuture<ByteBuffer>[] futures) {
+        try (read) {
+            int i;
+            while ((i = read.next(buffers)) >= 0) {
+                ByteBuffer b = buffers[i];
+                b.limit(b.position() + lengths[i]);
+                futures[i].complete(b);
+            }
+        } catch (IOException | RuntimeException | Error e) {
+            for (CompletableFuture<ByteBuffer> f : futures) {
+                f.completeExceptionally(e);
+            }
+        }
+    }
+
+    @Override
+    public boolean hasCapability(String capability) {
+        return VECTORED.equals(capability.toLowerCase(Locale.ENGLISH)) || super.hasCapability(capability);
+    }
+}

@@ -1,0 +1,104 @@
+package io.s3native.hadoop;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileRange;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.statistics.IOStatistics;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Vectored reads (3.4+: src/test/vectored) through {@link NativeS3AFileSystem} against stock
+ * S3A's classic stream on the same object: seeded batches of disjoint ranges (small holes that
+ * coalesce, large ranges that split), into heap and direct buffers; every range's bytes equal
+ * stock's and the object's, and the native stream counted its vectored reads.
+ */
+class NativeVectoredReadTest {
+    private static final int LEN = 10 * 1024 * 1024 + 17;
+
+    /** Sorted disjoint ranges: {@code count} of them, with holes from a few bytes to 2 MiB. */
+    private static List<FileRange> ranges(Random r, int count) {
+        List<FileRange> out = new ArrayList<>();
+        long at = r.nextInt(1000);
+        for (int i = 0; i < count && at < LEN; i++) {
+            int len = (int) Math.min(LEN - at, 1 + r.nextInt(i % 5 == 0 ? 3_000_000 : 40_000));
+            out.add(FileRange.createFileRange(at, len));
+            at += len + (r.nextBoolean() ? r.nextInt(64) : r.nextInt(2 << 20));
+        }
+        return out;
+    }
+
+    private static List<byte[]> read(FSDataInputStream in, List<FileRange> ranges, IntFunction<ByteBuffer> allocate)
+            throws Exception {
+        in.readVectored(ranges, allocate);
+        List<byte[]> out = new ArrayList<>();
+        for (FileRange range : ranges) {
+            ByteBuffer b = range.getData().get(60, TimeUnit.SECONDS);
+            byte[] a = new byte[b.remaining()];
+            b.get(a);
+            out.add(a);
+        }
+        return out;
+    }
+
+    @Test
+    void seededBatchesEqualStockAndTheObject() throws Exception {
+        String bucket = HadoopS3.newBucket("vectored");
+        Configuration stockConf = HadoopS3.conf(false);
+        stockConf.set("fs.s3a.input.stream.type", "classic");
+        Configuration nativeConf = HadoopS3.conf(true);
+        nativeConf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
+        byte[] data = HadoopS3.data(LEN, 11);
+        Path p = new Path("/v.bin");
+        try (FileSystem stock = HadoopS3.fs(bucket, stockConf); FileSystem ours = HadoopS3.fs(bucket, nativeConf)) {
+            try (FSDataOutputStream out = stock.create(p, true)) {
+                out.write(data);
+            }
+            Random r = new Random(42);
+            for (int batch = 0; batch < 4; batch++) {
+                List<FileRange> ranges = ranges(r, 5 + r.nextInt(20));
+                IntFunction<ByteBuffer> allocate = batch % 2 == 0 ? ByteBuffer::allocate : ByteBuffer::allocateDirect;
+                List<byte[]> fromStock;
+                try (FSDataInputStream in = stock.open(p)) {
+                    fromStock = read(in, copy(ranges), allocate);
+                }
+                try (FSDataInputStream in = ours.open(p)) {
+                    assertTrue(in.hasCapability("in:readvectored"));
+                    List<byte[]> fromNative = read(in, copy(ranges), allocate);
+                    IOStatistics s = ((NativeS3AInputStream) in.getWrappedStream()).getIOStatistics();
+                    assertEquals(1L, s.counters().get("stream_read_vectored_operations"), s.toString());
+                    assertEquals((long) ranges.size(), s.counters().get("stream_read_vectored_incoming_ranges"), s.toString());
+                    for (int i = 0; i < ranges.size(); i++) {
+                        FileRange range = ranges.get(i);
+                        byte[] want = java.util.Arrays.copyOfRange(data, (int) range.getOffset(),
+                                (int) range.getOffset() + range.getLength());
+                        assertArrayEquals(want, fromStock.get(i), "stock, batch " + batch + " range " + i);
+                        assertArrayEquals(fromStock.get(i), fromNative.get(i), "native, batch " + batch + " range " + i);
+                    }
+                }
+            }
+        }
+    }
+
+    private static List<FileRange> copy(List<FileRange> ranges) {
+        List<FileRange> out = new ArrayList<>();
+        for (FileRange f : ranges) {
+            out.add(FileRange.createFileRange(f.getOffset(), f.getLength()));
+        }
+        return out;
+    }
+}
