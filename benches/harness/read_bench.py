@@ -114,19 +114,18 @@ class Bench:
         return f"s3a://{BUCKET}/iceberg/n{n}"
 
     def write(self, n):
-        """The table for `n` columns, once on S3 (stock S3A, straight to the server) and once on local disk."""
-        out = []
-        for where in ("s3", "local"):
-            conf = self.conf(self.endpoints.url("loopback", self.args.tls, self.args.server), self.args.tls)
-            t0 = time.time()
-            results, err, rc = self.execute(self.java(conf, ["write", self.table(where, n), str(n),
-                                                             str(self.args.rows), str(MONTHS)]))
-            if rc != 0 or not results:
-                raise RuntimeError(f"writing the {where} table n={n} failed (status {rc}):\n{err[-3000:]}")
-            out.append({"where": where, "columns": n, "seconds": time.time() - t0, **results[0]})
-            print(f"  wrote {where} n={n}: {results[0]['written_bytes'] / MIB:.1f} MiB in {time.time() - t0:.1f} s",
-                  flush=True)
-        return out
+        """The table for `n` columns, once on S3 (stock S3A, straight to the server, no
+        toxiproxy) and once on local disk, in one JVM."""
+        conf = self.conf(self.endpoints.url("loopback", self.args.tls, self.args.server), self.args.tls)
+        t0 = time.time()
+        results, err, rc = self.execute(self.java(conf, ["write", str(n), str(self.args.rows), str(MONTHS),
+                                                         self.table("s3", n), self.table("local", n)]))
+        if rc != 0 or len(results) != 2:
+            raise RuntimeError(f"writing the tables n={n} failed (status {rc}):\n{err[-3000:]}")
+        for r in results:
+            r.update(columns=n, process_seconds=time.time() - t0)
+            print(f"  wrote {r['table']}: {r['written_bytes'] / MIB:.1f} MiB in {r['write_seconds']:.1f} s", flush=True)
+        return results
 
     def read(self, variant, where, extra, n, rnd):
         conf = dict(self.conf(self.endpoints.url(self.args.profile, self.args.tls, self.args.server), self.args.tls))
@@ -242,8 +241,8 @@ def estimate(data):
     per_byte = med([max(r["process_seconds"] - fixed, 0.1) / (4 * r["file_bytes"]) for r in ok])
     reads = sum(len(VARIANTS) * 3 * (fixed + per_byte * 4 * b) for b in full_bytes.values())
     w = data["writes"]
-    write_per_byte = med([x["seconds"] / x["written_bytes"] for x in w]) if w else 0
-    writes = sum(2 * (fixed + write_per_byte * MONTHS * b) for b in full_bytes.values())
+    write_per_byte = med([x["write_seconds"] / x["written_bytes"] for x in w]) if w else 0
+    writes = sum(fixed + 2 * write_per_byte * MONTHS * b for b in full_bytes.values())
     return (reads + writes) / 60
 
 

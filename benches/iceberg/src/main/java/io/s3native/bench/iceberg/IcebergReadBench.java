@@ -54,7 +54,7 @@ import io.s3native.hadoop.NativeS3AFileSystem;
  * (IcebergGenerics) and its Arrow reader (VectorizedTableScanIterable).
  *
  * <pre>
- *   write &lt;table&gt; &lt;columns&gt; &lt;rows per file&gt; &lt;months&gt;
+ *   write &lt;columns&gt; &lt;rows per file&gt; &lt;months&gt; &lt;table&gt;...
  *   read  &lt;table&gt; &lt;variant&gt; &lt;month to measure&gt; &lt;month to warm up on&gt; [rows|arrow ...]
  * </pre>
  * Hadoop settings come as system properties {@code bench.conf.<key>=<value>}. {@code read}
@@ -73,7 +73,9 @@ public final class IcebergReadBench {
 
     public static void main(String[] args) throws Exception {
         if (args.length >= 5 && args[0].equals("write")) {
-            write(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]), Integer.parseInt(args[4]));
+            for (int i = 4; i < args.length; i++) {
+                write(args[i], Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+            }
         } else if (args.length >= 5 && args[0].equals("read")) {
             List<String> readers = new ArrayList<>();
             for (int i = 5; i < args.length; i++) {
@@ -84,7 +86,7 @@ public final class IcebergReadBench {
             }
             read(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]), readers);
         } else {
-            System.err.println("usage: write <table> <columns> <rows> <months> | read <table> <variant> <month> <warmup month> [rows|arrow ...]");
+            System.err.println("usage: write <columns> <rows> <months> <table>... | read <table> <variant> <month> <warmup month> [rows|arrow ...]");
             System.exit(2);
         }
     }
@@ -156,7 +158,7 @@ public final class IcebergReadBench {
             append.appendFile(file);
         }
         append.commit();
-        System.out.println("RESULT {\"written_bytes\": " + bytes + ", \"seconds\": "
+        System.out.println("RESULT {\"table\": \"" + location + "\", \"written_bytes\": " + bytes + ", \"write_seconds\": "
                 + (System.nanoTime() - t0) / 1e9 + "}");
     }
 
