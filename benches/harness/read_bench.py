@@ -153,17 +153,15 @@ def gets(r):
     """GETs on the data file: stream_read_opened (S3A classic and s3native count each GET
     there); AAL's stream counts its GETs under its own names, so None when it is absent."""
     s = r.get("statistics", {})
-    if "stream_read_opened" in s:
-        return s["stream_read_opened"]
-    for k in ("stream_read_analytics_get_requests", "action_http_get_request"):
-        if k in s:
+    for k in ("stream_read_opened", "stream_read_analytics_get_requests", "action_http_get_request"):
+        if s.get(k):
             return s[k]
     return None
 
 
 def fetched_per_byte(r):
     s = r.get("statistics", {})
-    return s["stream_read_total_bytes"] / r["file_bytes"] if "stream_read_total_bytes" in s else None
+    return s["stream_read_total_bytes"] / r["file_bytes"] if s.get("stream_read_total_bytes") else None
 
 
 def med(xs):
@@ -230,20 +228,31 @@ def report(data, path_md):
 
 
 def estimate(data):
-    """Full-scale minutes from this run: a fresh JVM's fixed cost plus the per-byte cost of each
-    read and write, scaled to 180,000 rows, n = 50..300 and 3 rounds."""
-    full_bytes = {n: 180_000 * (8 * n + 16) for n in (50, 100, 200, 300)}
+    """Full-scale minutes from this run: per variant, each JVM's fixed cost (its wall time less
+    its four file reads, the warm-up ones taken as long as the measured ones) plus four reads of
+    each full-size file at the speed measured here (small files read slower: a high bound),
+    for n = 50..300 and 3 rounds; plus the writes at this run's write speed."""
+    full_bytes = [180_000 * (8 * n + 16) for n in (50, 100, 200, 300)]
     ok = [r for r in data["reads"] if "error" not in r]
-    if not ok:
-        return float("nan")
-    # per process: the fixed part (JVM, Iceberg, metadata) and per-byte part (4 file reads: warm-up + measured, 2 readers)
-    fixed = 8.0
-    per_byte = med([max(r["process_seconds"] - fixed, 0.1) / (4 * r["file_bytes"]) for r in ok])
-    reads = sum(len(VARIANTS) * 3 * (fixed + per_byte * 4 * b) for b in full_bytes.values())
+    total = 0.0
+    for variant, _, _ in VARIANTS:
+        runs = [r for r in ok if r["variant"] == variant]
+        if not runs:
+            continue
+        per_process = {}
+        for r in runs:
+            per_process.setdefault((r["columns"], r["round"]), []).append(r)
+        fixed = med([rs[0]["process_seconds"] - 2 * sum(r["seconds"] for r in rs) for rs in per_process.values()])
+        per_byte = {reader: med([r["seconds"] / r["file_bytes"] for r in runs if r["reader"] == reader])
+                    for reader in READERS}
+        total += 3 * sum(max(fixed, 0) + 2 * sum(per_byte[x] * b for x in READERS if per_byte[x]) for b in full_bytes)
     w = data["writes"]
-    write_per_byte = med([x["write_seconds"] / x["written_bytes"] for x in w]) if w else 0
-    writes = sum(fixed + 2 * write_per_byte * MONTHS * b for b in full_bytes.values())
-    return (reads + writes) / 60
+    if w:
+        fixed = med([x["process_seconds"] - sum(y["write_seconds"] for y in w if y["columns"] == x["columns"])
+                     for x in w])
+        write_per_byte = med([x["write_seconds"] / x["written_bytes"] for x in w])
+        total += sum(max(fixed, 0) + 2 * write_per_byte * MONTHS * b for b in full_bytes)
+    return total / 60
 
 
 def main(argv=None):
