@@ -15,22 +15,24 @@ through each variant side by side, interleaved round by round:
 
 The S3 variants go through servers.py's s3like profile (toxiproxy: +30 ms on every response,
 85 MB/s per connection and direction), TLS (stunnel), in front of moto (the project's test
-server) or s3s-fs when it is installed (--server). Each table is written once per n, through
-stock S3A straight to the server (no toxiproxy), and once to local disk.
+server; --server s3s-fs for the faster s3s-fs when installed). Each table is written once per
+n, through stock S3A straight to the server (no toxiproxy), and once to local disk.
 
 Every measured read is a fresh JVM (benches/iceberg, IcebergReadBench): it loads the table,
-reads month 0 once with each reader (JIT, connections, TLS sessions), then month 1 once per
-reader, timed from planning to the last row. Figures per read: MiB/s of the data file, GETs
-per file (stream_read_opened of the filesystem's IOStatistics, planning's own GETs taken
-out), bytes fetched per byte of the file (stream_read_total_bytes), CPU s/GiB (the JVM's
+reads month 0 once with each reader (JIT, connections, TLS sessions), then month 1 with the row
+reader and month 2 with the Arrow reader (a file of its own each: S3A's analytics stream keeps
+what it fetched for later streams of the same object), timed from planning to the last row.
+Figures per read: MiB/s of the data file, GETs per file (the larger of stream_read_opened and
+action_http_get_request of the filesystem's IOStatistics, planning's own GETs taken out), bytes fetched per byte of the file (stream_read_total_bytes), CPU s/GiB (the JVM's
 process CPU over the read).
 
 Results: <out>/<date>-read.json (every read) and <date>-read.md: per reader and n, the
 median over rounds of MiB/s (min..max) and the medians of per-round ratios to stock classic
 and to local disk. The exit status is 1 when any read failed.
 
-Full scale (4 n x 4 variants x 3 rounds, 2 months written per n through moto) on this
-2-core machine: estimated about 50 minutes (see `estimate` in the smoke run's report).
+Full scale (4 n x 4 variants x 3 rounds, 3 months written per n, through moto) on this
+2-core machine: about 80 minutes, as the smoke run estimates from its own speeds (the last
+line of its report); moto's ~10 MiB/s per stream bounds the S3 variants there.
 """
 
 import argparse
@@ -51,7 +53,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MIB = 1 << 20
 GIB = 1 << 30
 BUCKET = "bench"
-MONTHS = 2  # month 0: the warm-up read; month 1: the measured one
+MONTHS = 3  # month 0: the warm-up reads; month 1: the row reader's measured read; month 2: the Arrow reader's
 READERS = ("rows", "arrow")
 READER_NAMES = {"rows": "row reader (IcebergGenerics)", "arrow": "Arrow reader (VectorizedTableScanIterable)"}
 NATIVE_FS = "io.s3native.hadoop.NativeS3AFileSystem"
@@ -131,8 +133,8 @@ class Bench:
         conf = dict(self.conf(self.endpoints.url(self.args.profile, self.args.tls, self.args.server), self.args.tls))
         conf.update(extra)
         t0 = time.time()
-        results, err, rc = self.execute(self.java(conf, ["read", self.table(where, n), variant, "1", "0"]
-                                                  + list(READERS)))
+        results, err, rc = self.execute(self.java(conf, ["read", self.table(where, n), variant, "0"]
+                                                  + [f"{x}:{i + 1}" for i, x in enumerate(READERS)]))
         wall = time.time() - t0
         if rc != 0 or len(results) != len(READERS):
             tail = "\n".join(err.strip().splitlines()[-25:])
@@ -150,18 +152,21 @@ def mibps(r):
 
 
 def gets(r):
-    """GETs on the data file: stream_read_opened (S3A classic and s3native count each GET
-    there); AAL's stream counts its GETs under its own names, so None when it is absent."""
+    """GETs on the data file: the larger of stream_read_opened (s3native counts each of its
+    GETs there) and action_http_get_request (S3A's count of GET requests, which its analytics
+    stream also keeps)."""
     s = r.get("statistics", {})
-    for k in ("stream_read_opened", "stream_read_analytics_get_requests", "action_http_get_request"):
-        if s.get(k):
-            return s[k]
-    return None
+    counts = [s[k] for k in ("stream_read_opened", "action_http_get_request") if s.get(k)]
+    return max(counts) if counts else None
 
 
 def fetched_per_byte(r):
+    """Bytes fetched per byte of the file: stream_read_total_bytes, or S3A's analytics stream's
+    stream_read_prefetched_bytes where larger (its total_bytes counts only what it read past
+    its own cache)."""
     s = r.get("statistics", {})
-    return s["stream_read_total_bytes"] / r["file_bytes"] if s.get("stream_read_total_bytes") else None
+    fetched = max(s.get("stream_read_total_bytes", 0), s.get("stream_read_prefetched_bytes", 0))
+    return fetched / r["file_bytes"] if fetched else None
 
 
 def med(xs):
@@ -263,16 +268,15 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, help="rows per monthly file (default 180,000)")
     ap.add_argument("--profile", default="s3like", choices=sorted(servers.PROFILES))
     ap.add_argument("--http", dest="tls", action="store_false", help="plain HTTP instead of TLS")
-    ap.add_argument("--server", choices=("moto", "s3s-fs"),
-                    help="the S3 server (default: s3s-fs when installed, else moto)")
+    ap.add_argument("--server", choices=("moto", "s3s-fs"), default="moto",
+                    help="the S3 server (default moto, the one this was run against; s3s-fs is faster but "
+                         "untested here with HadoopTables' commits)")
     ap.add_argument("--out", help="results directory (default benches/results; smoke: target/bench-read-smoke)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per JVM")
     args = ap.parse_args(argv)
     args.rounds = args.rounds or (1 if args.smoke else 3)
     args.rows = args.rows or (20_000 if args.smoke else 180_000)
     columns = [int(x) for x in (args.columns or ("50" if args.smoke else "50,100,200,300")).split(",")]
-    if args.server is None:
-        args.server = "s3s-fs" if os.access(os.path.join(ROOT, "target/tools/bin/s3s-fs"), os.X_OK) else "moto"
     out = args.out or os.path.join(ROOT, "target/bench-read-smoke" if args.smoke else "benches/results")
     os.makedirs(out, exist_ok=True)
     workdir = os.path.join(ROOT, "target/bench-read")

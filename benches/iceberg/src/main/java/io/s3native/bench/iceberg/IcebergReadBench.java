@@ -55,12 +55,14 @@ import io.s3native.hadoop.NativeS3AFileSystem;
  *
  * <pre>
  *   write &lt;columns&gt; &lt;rows per file&gt; &lt;months&gt; &lt;table&gt;...
- *   read  &lt;table&gt; &lt;variant&gt; &lt;month to measure&gt; &lt;month to warm up on&gt; [rows|arrow ...]
+ *   read  &lt;table&gt; &lt;variant&gt; &lt;month to warm up on&gt; &lt;reader&gt;:&lt;month&gt;...   (reader: rows | arrow)
  * </pre>
  * Hadoop settings come as system properties {@code bench.conf.<key>=<value>}. {@code read}
- * first reads the warm-up month with each reader (JIT, connections), then the measured month
- * once per reader, and prints one JSON line per measured read on stdout, prefixed
- * {@code RESULT }. A variant named {@code native} must have read natively: the filesystem's
+ * first reads the warm-up month with each reader (JIT, connections), then each reader's own
+ * month, and prints one JSON line per measured read on stdout, prefixed {@code RESULT }. Each
+ * measured read has a month (a file) of its own: S3A's analytics stream keeps what it fetched
+ * for later streams of the same object, so a second read of one file would be served from
+ * memory. A variant named {@code native} must have read natively: the filesystem's
  * native open count went up, its stock open count did not, and the native streams handed
  * over the bytes (else the run fails).
  */
@@ -77,16 +79,14 @@ public final class IcebergReadBench {
                 write(args[i], Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
             }
         } else if (args.length >= 5 && args[0].equals("read")) {
-            List<String> readers = new ArrayList<>();
-            for (int i = 5; i < args.length; i++) {
-                readers.add(args[i]);
+            Map<String, Integer> readers = new LinkedHashMap<>();
+            for (int i = 4; i < args.length; i++) {
+                String[] rm = args[i].split(":", 2);
+                readers.put(rm[0], Integer.parseInt(rm[1]));
             }
-            if (readers.isEmpty()) {
-                readers = List.of("rows", "arrow");
-            }
-            read(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]), readers);
+            read(args[1], args[2], Integer.parseInt(args[3]), readers);
         } else {
-            System.err.println("usage: write <columns> <rows> <months> <table>... | read <table> <variant> <month> <warmup month> [rows|arrow ...]");
+            System.err.println("usage: write <columns> <rows> <months> <table>... | read <table> <variant> <warmup month> <rows|arrow>:<month>...");
             System.exit(2);
         }
     }
@@ -172,16 +172,18 @@ public final class IcebergReadBench {
         return t.toEpochSecond() * 1_000_000L + t.getNano() / 1000;
     }
 
-    /** Reads month `warmup` with every reader, then month `m` once per reader, measured. */
-    static void read(String location, String variant, int m, int warmup, List<String> readers) throws Exception {
+    /** Reads month `warmup` with every reader, then each reader's own month, measured. */
+    static void read(String location, String variant, int warmup, Map<String, Integer> readers) throws Exception {
         Configuration conf = conf();
         Table table = new HadoopTables(conf).load(location);
         FileSystem fs = new Path(location).getFileSystem(conf);
         int columns = table.schema().columns().size() - 2;
-        for (String reader : readers) {
+        for (String reader : readers.keySet()) {
             scan(table, reader, warmup, columns);
         }
-        for (String reader : readers) {
+        for (Map.Entry<String, Integer> entry : readers.entrySet()) {
+            String reader = entry.getKey();
+            int m = entry.getValue();
             // The file (and the GETs of planning: metadata, manifest list, manifests) first.
             Map<String, Long> before = counters(fs);
             long fileBytes = 0;
@@ -227,6 +229,7 @@ public final class IcebergReadBench {
             json.put("variant", variant);
             json.put("reader", reader);
             json.put("columns", columns);
+            json.put("month", m);
             json.put("rows", seen[0]);
             json.put("file", path);
             json.put("file_bytes", fileBytes);
