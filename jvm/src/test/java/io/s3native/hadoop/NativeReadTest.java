@@ -97,6 +97,8 @@ class NativeReadTest {
         }
         byte[] fromNative;
         IOStatistics stats;
+        long fsBefore = ours.getIOStatistics().counters().getOrDefault("stream_read_bytes", 0L);
+        long threadBefore = bytesRead();
         try (FSDataInputStream in = ours.open(p)) {
             assertTrue(in.getWrappedStream() instanceof NativeS3AInputStream, what + ": " + in.getWrappedStream());
             fromNative = kind.read(in, true);
@@ -105,6 +107,16 @@ class NativeReadTest {
         assertArrayEquals(expected, fromStock, what + ": stock S3A");
         assertArrayEquals(fromStock, fromNative, what + ": native vs stock");
         assertEquals((long) expected.length, stats.counters().get("stream_read_bytes"), what + ": native bytes read " + stats);
+        assertEquals(fsBefore + expected.length, ours.getIOStatistics().counters().get("stream_read_bytes"),
+                what + ": merged into the filesystem's IOStatistics at close");
+        assertEquals(threadBefore + expected.length, bytesRead(),
+                what + ": FileSystem.Statistics bytesRead");
+    }
+
+    /** FileSystem.Statistics' bytes read of NativeS3AFileSystem (what Spark's input metrics read). */
+    @SuppressWarnings("deprecation")
+    private static long bytesRead() {
+        return FileSystem.getStatistics("s3a", NativeS3AFileSystem.class).getBytesRead();
     }
 
     private static byte[] slice(byte[] b, long from, int len) {
