@@ -189,7 +189,7 @@ bench-smoke: bench-build
 # uncompressed Parquet file, n = 50..300 doubles) through stock S3A classic, S3A analytics
 # (Hadoop 3.4.3), NativeS3AFileSystem (native, checked by its statistics) and local disk, S3
 # variants on the s3like profile over TLS; writes benches/results/<date>-read.{json,md}
-# (about 80 minutes at full scale). BENCH_READ_ARGS=--smoke: n=50, 20,000 rows, one round,
+# (about 80 minutes at full scale). BENCH_READ_ARGS=--smoke: n=50, 30,000 rows, one round,
 # under 3 minutes, results under target/bench-read-smoke.
 bench-read: jar server-install
 	scripts/bench-tools.sh
