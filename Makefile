@@ -222,6 +222,19 @@ bench: bench-build
 bench-smoke: bench-build
 	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-smoke .venv/bin/python benches/harness/run.py --smoke
 
+# The replicated Iceberg single-reader benchmark (issue 14; benches/harness/read_bench.py and
+# the module benches/iceberg): Iceberg 1.10.1's row and Arrow readers read one month (one
+# uncompressed Parquet file, n = 50..300 doubles) through stock S3A classic, S3A analytics
+# (Hadoop 3.4.3), NativeS3AFileSystem (native, checked by its statistics) and local disk, S3
+# variants on the s3like profile over TLS; writes benches/results/<date>-read.{json,md}
+# (about 80 minutes at full scale). BENCH_READ_ARGS=--smoke: n=50, 30,000 rows, one round,
+# under 3 minutes, results under target/bench-read-smoke.
+bench-read: jar server-install
+	scripts/bench-tools.sh
+	$(MVN) -q -f benches/iceberg/pom.xml package dependency:build-classpath \
+	  -Dmdep.outputFile=$(CURDIR)/target/bench/classpath-iceberg | sed 's/\x1b\[[0-9;]*m//g'
+	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-read .venv/bin/python benches/harness/read_bench.py $(BENCH_READ_ARGS)
+
 # JMH: cost per write call, and 1 GiB through the Java stream vs the Rust API alone, against
 # s3s-fs on tmpfs (like `bench`), started by tests/support/local_s3.py (state and log in
 # target/bench-jvm-server/). JMH_ARGS passes options, e.g. JMH_ARGS='-f 1 -i 3'.

@@ -85,15 +85,17 @@ class Endpoints:
         self.procs.append(p)
         return p
 
-    def start(self, moto=False):
+    def start(self, moto=False, s3s=True):
         """Start the servers and the chains; `moto`: moto too, with its own chains (see
-        `url(..., server="moto")`). Raises RuntimeError (local_s3.StartError for s3s-fs and
-        moto) when one does not start; `stop` stops what did."""
+        `url(..., server="moto")`); `s3s`: s3s-fs (False: moto alone, for the read benchmark
+        where s3s-fs is not installed). Raises RuntimeError (local_s3.StartError for s3s-fs
+        and moto) when one does not start; `stop` stops what did."""
         self.cert = self._certificate()
         shutil.rmtree(self.data_root, ignore_errors=True)
         os.makedirs(os.path.join(self.data_root, self.bucket))
-        self.servers.append(local_s3.start("s3s-fs", self.workdir, detach=True, data_dir=self.data_root,
-                                           access_key=ACCESS_KEY, secret_key=SECRET_KEY))
+        if s3s:
+            self.servers.append(local_s3.start("s3s-fs", self.workdir, detach=True, data_dir=self.data_root,
+                                               access_key=ACCESS_KEY, secret_key=SECRET_KEY))
         if moto:
             self.servers.append(local_s3.start("moto", self.workdir, detach=True))
         upstreams = {s.kind: s.port for s in self.servers}
