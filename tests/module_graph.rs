@@ -50,7 +50,8 @@ fn crate_paths(source: &str) -> Vec<String> {
 #[test]
 fn modules_have_no_import_cycles() {
     let modules = modules();
-    let boundaries = ["ffi", "jni"];
+    // jni_reader.rs is jni.rs's submodule for the reader's methods: the JVM boundary too.
+    let boundaries = ["ffi", "jni", "jni_reader"];
     let mut graph: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     for (name, source) in &modules {
         let deps = graph.entry(name).or_default();

@@ -636,8 +636,11 @@ impl BudgetState {
     fn take_read(&mut self, bytes: u64, thread: u64) -> Vec<(Vec<u8>, Instant)> {
         self.used += bytes;
         *self.reads.by_thread.entry(thread).or_default() += bytes;
+        // Trimmed first: the pooled chunks beyond the budget are dropped, not held beside
+        // the read's bytes (the peak counts what is held).
+        let freed = self.trim_pool();
         self.note_peak();
-        self.trim_pool()
+        freed
     }
 
     /// True when waiting for read bytes could never end: nothing is uploading, no writer
