@@ -98,6 +98,11 @@ IMDS_MOCK := target/tools/bin/ec2-metadata-mock
 $(IMDS_MOCK):
 	GOBIN=$(abspath target/tools/bin) GOFLAGS=-mod=mod go install github.com/aws/amazon-ec2-metadata-mock/cmd/ec2-metadata-mock@v1.13.0
 
+# What the bench, Spark and Hadoop-suite targets need first: the jar. make test builds it once
+# and passes JAR_DEP= to its later steps. Set here, before the first rule that names it: a
+# prerequisite list is expanded when make reads the rule.
+JAR_DEP ?= jar
+
 # make test prints a line as each step starts (the time, the seconds since make test began) and
 # at the end, failed or not, the seconds each step took: where CI's time goes. The jar is built
 # once, after the release library, and the later steps use it (JAR_DEP= tells them not to
@@ -291,7 +296,6 @@ HADOOP_SUITE_JOBS ?= 1
 HADOOP_SUITE_ARGS ?=
 CI_HADOOP_SUITE_LINES ?= 3.4.1
 CI_HADOOP_SUITE_JOBS ?= 2
-JAR_DEP ?= jar
 
 hadoop-suite-ci: HADOOP_SUITE_LINES = $(CI_HADOOP_SUITE_LINES)
 hadoop-suite-ci: HADOOP_SUITE_ARGS = --baseline --jobs $(CI_HADOOP_SUITE_JOBS)
