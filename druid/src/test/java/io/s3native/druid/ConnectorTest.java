@@ -48,6 +48,30 @@ class ConnectorTest {
         }
     }
 
+    /** Write a one-byte file at each path, from 4 threads. */
+    private static void writeAll(StorageConnector c, List<String> paths) throws Exception {
+        List<Thread> writers = new ArrayList<>();
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (int t = 0; t < 4; t++) {
+            final int from = t;
+            Thread th = new Thread(() -> {
+                try {
+                    for (int i = from; i < paths.size(); i += 4) {
+                        write(c, paths.get(i), new byte[] {(byte) i});
+                    }
+                } catch (Throwable x) {
+                    failures.add(x);
+                }
+            });
+            th.start();
+            writers.add(th);
+        }
+        for (Thread th : writers) {
+            th.join();
+        }
+        assertEquals(List.of(), failures);
+    }
+
     private static byte[] readAll(InputStream in) throws IOException {
         try (InputStream i = in) {
             return i.readAllBytes();
@@ -119,36 +143,17 @@ class ConnectorTest {
     void deleteFilesInBatchesAndDeleteRecursively() throws Exception {
         StorageConnector c = connector("q");
         List<String> paths = new ArrayList<>();
-        for (int i = 0; i < 1_203; i++) {
+        for (int i = 0; i < 1_050; i++) {
             paths.add("stage_1/worker_" + (i % 3) + "/part_" + i);
         }
-        List<Thread> writers = new ArrayList<>();
-        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
-        for (int t = 0; t < 4; t++) {
-            final int from = t;
-            Thread th = new Thread(() -> {
-                try {
-                    for (int i = from; i < paths.size(); i += 4) {
-                        write(c, paths.get(i), new byte[] {(byte) i});
-                    }
-                } catch (Throwable x) {
-                    failures.add(x);
-                }
-            });
-            th.start();
-            writers.add(th);
-        }
-        for (Thread th : writers) {
-            th.join();
-        }
-        assertEquals(List.of(), failures);
+        writeAll(c, paths);
         write(c, "stage_10/keep", new byte[] {1});
         write(c, "stage_1.txt", new byte[] {1});
 
-        c.deleteFiles(paths.subList(0, 1_100));
+        c.deleteFiles(paths.subList(0, 1_020)); // two DeleteObjects requests
         assertFalse(c.pathExists(paths.get(0)));
-        assertFalse(c.pathExists(paths.get(1_099)));
-        assertTrue(c.pathExists(paths.get(1_100)));
+        assertFalse(c.pathExists(paths.get(1_019)));
+        assertTrue(c.pathExists(paths.get(1_020)));
         c.deleteFiles(List.of()); // nothing to delete
 
         c.deleteRecursively("stage_1");
@@ -159,11 +164,13 @@ class ConnectorTest {
     }
 
     @Test
-    void listDirIsLazyWithNamesRelativeToTheDirectory() throws IOException {
+    void listDirIsLazyWithNamesRelativeToTheDirectory() throws Exception {
         StorageConnector c = connector("root");
+        List<String> children = new ArrayList<>();
         for (int i = 0; i < 1_005; i++) {
-            write(c, "parent1/parent2/child" + i, new byte[0]);
+            children.add("parent1/parent2/child" + i);
         }
+        writeAll(c, children);
         write(c, "parent1/other", new byte[0]);
         Iterator<String> it = c.listDir("parent1/parent2");
         List<String> names = new ArrayList<>();
