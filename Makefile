@@ -46,7 +46,7 @@ ZIGBUILD_VERSION := 0.24.1
 ZIG_VENV := target/tools/zig
 ZIGBUILD := target/tools/bin/cargo-zigbuild
 
-.PHONY: build zig-tools test bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark hadoop-suite hadoop-suite-ci hadoop-suite-baseline hadoop-suite-run
+.PHONY: build zig-tools test druid druid-install-jar druid-tests test-druid bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark hadoop-suite hadoop-suite-ci hadoop-suite-baseline hadoop-suite-run
 
 build: zig-tools
 	CARGO_ZIGBUILD_PYTHON_PATH=$(abspath $(ZIG_VENV))/bin/python $(ZIGBUILD) zigbuild --release --target $(GLIBC_TARGET)
@@ -136,6 +136,7 @@ test:
 	step "credential tests, $(CI_CREDENTIAL_PROFILES)" $(MAKE) --no-print-directory hadoop-tests HADOOP_PROFILES='$(CI_CREDENTIAL_PROFILES)' HADOOP_TESTS='$(CREDENTIAL_TESTS)'
 	step "Hadoop suite $(CI_HADOOP_SUITE_LINES), native vs baseline" $(MAKE) --no-print-directory hadoop-suite-run JAR_DEP= HADOOP_SUITE_LINES='$(CI_HADOOP_SUITE_LINES)' HADOOP_SUITE_ARGS='--baseline --jobs $(CI_HADOOP_SUITE_JOBS)'
 	step "Spark tests $(CI_SPARK_LINES)" $(MAKE) --no-print-directory test-spark JAR_DEP= S3NATIVE_SPARK_LINES='$(CI_SPARK_LINES)'
+	step "Druid extension tests" $(MAKE) --no-print-directory druid-tests JAR_DEP=
 	step "bench smoke" $(MAKE) --no-print-directory bench-smoke JAR_DEP=
 
 # The jar: Maven copies $(NATIVE_LIB_DIR)/libs3native.so into /native/<os>-<arch>/ of the jar.
@@ -151,6 +152,33 @@ jar: build
 	jar uf $$(ls jvm/target/s3native-*.jar) -C jvm/target/vectored-classes .
 	jar tf jvm/target/s3native-*.jar | grep -q 'NativeS3AVectoredInputStream.class$$' || { echo "the jar lacks the vectored stream"; exit 1; }
 	ls -l jvm/target/s3native-*.jar
+
+# The Druid extension (druid/): `make druid` lays out target/druid/extensions/druid-s3native/
+# (the extension's jar and the s3native jar with the native library inside), the directory
+# Druid loads with druid.extensions.loadList=["druid-s3native"]; `make test-druid` starts the
+# local S3 server and runs the extension's tests (druid-tests: with the server up), the last of
+# which loads that directory in Druid's own per-extension class loader in a child JVM.
+DRUID_EXT_DIR := $(abspath target/druid/extensions/druid-s3native)
+DRUID_MVN = $(MVN) -f druid/pom.xml -Ds3native.extension.dir=$(DRUID_EXT_DIR)
+
+# The s3native jar `make jar` built, into the local Maven repository, where the extension's
+# build finds it.
+druid-install-jar: $(JAR_DEP)
+	$(MVN) -q install:install-file -Dfile=$$(ls jvm/target/s3native-*.jar) -DpomFile=jvm/pom.xml | sed 's/\x1b\[[0-9;]*m//g'
+
+druid: druid-install-jar
+	rm -rf $(DRUID_EXT_DIR)
+	$(DRUID_MVN) -q package -DskipTests | sed 's/\x1b\[[0-9;]*m//g'
+	ls -l $(DRUID_EXT_DIR)
+
+druid-tests: druid-install-jar
+	rm -rf $(DRUID_EXT_DIR)
+	$(DRUID_MVN) verify
+
+test-druid: server-install
+	env=$$(scripts/s3-server.sh start) && eval "$$env"
+	trap 'scripts/s3-server.sh stop' EXIT
+	$(MAKE) --no-print-directory druid-tests
 
 # Only the Java tests (starts the local S3 server like `test`).
 test-jvm: server-install build $(IMDS_MOCK)

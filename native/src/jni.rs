@@ -178,6 +178,10 @@ fn opt_string<'local>(env: &mut Env<'local>, s: Option<&str>) -> std::result::Re
 #[path = "jni_reader.rs"]
 mod reader;
 
+/// The object operations' methods (`objectsOpen`, `objectsHead`, `objectsDeleteMany`, `objectsList`, ...).
+#[path = "jni_objects.rs"]
+mod objects;
+
 // ---------------------------------------------------------------------------------------
 // Interrupt polling
 

@@ -72,7 +72,8 @@
 //! tests/module_graph.rs): [`config`] (S3A keys to a validated [`WriterConfig`]), [`error`],
 //! [`stats`], [`pool`] (runtime, memory budget, client cache, process-wide settings and
 //! statistics), `result` (the [`UploadResult`] and its codec), `s3` (the S3 requests),
-//! [`magic`] (magic paths, marker, `.pending`, their order), `writer` (buffering and the
+//! [`magic`] (magic paths, marker, `.pending`, their order), [`objects`] (exists, delete one,
+//! many or a directory, lazy listing), `writer` (buffering and the
 //! one state machine), [`reader`] (prefetch, read-ahead, vectored reads); `ffi` (the C ABI, header `native/include/s3native.h`) and `jni` (the
 //! JVM boundary) translate and hold no rules of their own.
 //!
@@ -86,6 +87,7 @@ pub mod error;
 mod ffi;
 mod jni;
 pub mod magic;
+pub mod objects;
 pub mod pool;
 pub mod reader;
 mod result;
@@ -100,6 +102,7 @@ pub use config::{Settings, WriterConfig};
 pub use credentials::{CredentialSource, Credentials, DefaultChain, SharedCredentials};
 pub use error::{Error, ErrorKind, Result};
 pub use magic::{MagicFile, MagicLayout, PendingEtags};
+pub use objects::{DeleteOutcome, KeyError, Listing, ObjectInfo, Objects};
 pub use reader::{global_read_statistics, read_iostatistics, ReadOptions, ReadPolicy, ReadStatistics, Reader, VectoredRead};
 pub use result::UploadResult;
 pub use stats::{DurationSummary, RequestCounts, RequestKind, Statistics};

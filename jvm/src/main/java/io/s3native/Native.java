@@ -199,4 +199,31 @@ final class Native {
     static native Map<String, Object> readerS3aStatistics(long handle) throws IOException;
 
     static native void freeReader(long handle);
+
+    // ---- object operations (native/src/jni_objects.rs) ---------------------------------------
+    // Objects cross by name: ObjectInfo as {name, size, etag}, DeleteOutcome as {deleted,
+    // failed, requests}; a delete whose keys failed throws, naming them.
+
+    static native long objectsOpen(String bucket, String[] settings, long credentials) throws IOException;
+
+    /** The object's ObjectInfo by name, or null when there is none. */
+    static native Map<String, Object> objectsHead(long handle, String key) throws IOException;
+
+    static native void objectsDelete(long handle, String key) throws IOException;
+
+    static native Map<String, Object> objectsDeleteMany(long handle, String[] keys) throws IOException;
+
+    static native Map<String, Object> objectsDeleteRecursively(long handle, String dir) throws IOException;
+
+    /** A listing handle; no request yet. */
+    static native long objectsList(long handle, String dir) throws IOException;
+
+    /** The next page of ObjectInfo maps (names relative to the directory), or null when done. */
+    static native java.util.List<Map<String, Object>> listingNext(long listing) throws IOException;
+
+    static native void listingFree(long listing);
+
+    static native Map<String, Object> objectsStatistics(long handle) throws IOException;
+
+    static native void objectsFree(long handle);
 }
