@@ -421,13 +421,21 @@ pub extern "system" fn Java_io_s3native_Native_freeReader<'local>(unowned: EnvUn
     })
 }
 
-/// `static native long readCopiedBytes()` of the tests' `io.s3native.NativeHooks`: the bytes
-/// copied out of readers' buffers so far ([`crate::reader::copied_bytes`]). A test hook
-/// (feature `test-hooks`).
+/// `static native long readCopiedBytes(boolean intoSlices)` of the tests' `io.s3native.NativeHooks`:
+/// the bytes copied out of readers' buffers so far into slices by the reader (`intoSlices`),
+/// else straight into Java memory by this layer ([`crate::reader::copied_bytes`]). A test
+/// hook (feature `test-hooks`).
 #[cfg(feature = "test-hooks")]
 #[no_mangle]
-pub extern "system" fn Java_io_s3native_NativeHooks_readCopiedBytes<'local>(unowned: EnvUnowned<'local>, _class: JClass<'local>) -> jlong {
-    call(unowned, |_env| Ok(crate::reader::copied_bytes().min(i64::MAX as u64) as jlong))
+pub extern "system" fn Java_io_s3native_NativeHooks_readCopiedBytes<'local>(
+    unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    into_slices: ::jni::sys::jboolean,
+) -> jlong {
+    call(unowned, |_env| {
+        let (slices, sinks) = crate::reader::copied_bytes();
+        Ok((if into_slices { slices } else { sinks }).min(i64::MAX as u64) as jlong)
+    })
 }
 
 #[cfg(test)]

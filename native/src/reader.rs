@@ -450,7 +450,8 @@ impl Dest<'_> {
         match self {
             Dest::Slice(buf) => {
                 buf[at..at + bytes.len()].copy_from_slice(bytes);
-                count_copy(bytes.len());
+                #[cfg(feature = "test-hooks")]
+                add(&COPIED_INTO_SLICES, bytes.len() as u64);
                 Ok(())
             }
             Dest::Sink(f) => f(at, bytes),
@@ -458,28 +459,33 @@ impl Dest<'_> {
     }
 }
 
-/// Bytes copied out of readers' buffers into callers' memory by this process (the test hook
+/// Bytes this process's readers copied out of their buffers into callers' slices, and bytes
+/// boundaries copied out of them straight into their callers' memory (the test hook
 /// [`copied_bytes`]).
 #[cfg(feature = "test-hooks")]
-static COPIED: AtomicU64 = AtomicU64::new(0);
+static COPIED_INTO_SLICES: AtomicU64 = AtomicU64::new(0);
+#[cfg(feature = "test-hooks")]
+static COPIED_BY_SINKS: AtomicU64 = AtomicU64::new(0);
 
-/// Count `n` bytes copied from a reader's buffers into a caller's memory (by the reader, or by
-/// a boundary's sink); nothing without feature `test-hooks`.
+/// Count `n` bytes a boundary copied from a reader's buffers straight into its caller's memory
+/// (a sink's copy into a Java array, a vectored range into a buffer); nothing without feature
+/// `test-hooks`.
 #[inline]
 pub(crate) fn count_copy(n: usize) {
     #[cfg(feature = "test-hooks")]
-    add(&COPIED, n as u64);
+    add(&COPIED_BY_SINKS, n as u64);
     #[cfg(not(feature = "test-hooks"))]
     let _ = n;
 }
 
-/// Bytes copied from readers' buffers into callers' memory by this process so far: every read
-/// into caller memory (a slice, a Java array, a direct buffer) adds its bytes once per copy,
-/// so reading `n` bytes adds exactly `n` when each byte is copied once. A test hook (feature
-/// `test-hooks`).
+/// Bytes copied out of readers' buffers by this process so far: `(into callers' slices by the
+/// reader, straight into callers' memory by a boundary)`. A read of `n` bytes copied once adds
+/// `n` to one of them: to the first for a slice (a direct buffer), to the second for a Java
+/// array; a copy through a staging slice would add `n` to the first for an array read. A test
+/// hook (feature `test-hooks`).
 #[cfg(feature = "test-hooks")]
-pub fn copied_bytes() -> u64 {
-    COPIED.load(Relaxed)
+pub fn copied_bytes() -> (u64, u64) {
+    (COPIED_INTO_SLICES.load(Relaxed), COPIED_BY_SINKS.load(Relaxed))
 }
 
 /// Buffers every read kind may use: the whole object, the footer region.
