@@ -28,7 +28,7 @@ fn an_idle_reader_gives_its_read_ahead_back_when_others_wait() {
     let idle_settings = base.clone().with("fs.s3a.native.read.block.size", "256K").with("fs.s3a.native.read.ahead.max.size", "16M");
     let idle_key = tb.key("idle");
     let idle_bytes = data(300, 20 * MIB);
-    let sources: Vec<(String, Vec<u8>)> = (0..11).map(|i| (tb.key(&format!("r{i}")), data(310 + i, 6 * MIB + i as usize))).collect();
+    let sources: Vec<(String, Vec<u8>)> = (0..11).map(|i| (tb.key(&format!("r{i}")), data(310 + i, 4 * MIB + i as usize))).collect();
     for (k, bytes) in sources.iter().chain([(idle_key.clone(), idle_bytes.clone())].iter()) {
         let mut w = Writer::open(&tb.bucket, k, Mode::Publish, &base).unwrap();
         w.write(bytes).unwrap();
@@ -41,7 +41,7 @@ fn an_idle_reader_gives_its_read_ahead_back_when_others_wait() {
     assert!(held >= 12 * MIB as u64, "the idle reader holds most of the 16 MiB budget: {held} B");
     // Now it idles (this thread waits below) while 15 others read and write.
     let bucket = tb.bucket.clone();
-    let outputs: Vec<(String, Vec<u8>)> = (0..4).map(|i| (tb.key(&format!("w{i}")), data(330 + i, 12 * MIB + i as usize))).collect();
+    let outputs: Vec<(String, Vec<u8>)> = (0..4).map(|i| (tb.key(&format!("w{i}")), data(330 + i, 8 * MIB + i as usize))).collect();
     let (srcs, outs, s) = (sources.clone(), outputs.clone(), others.clone());
     within(Duration::from_secs(120), "11 readers and 4 writers beside an idle reader holding the budget", move || {
         std::thread::scope(|scope| {

@@ -30,10 +30,10 @@ import org.junit.jupiter.api.Test;
  * stock S3A answers them.
  */
 class NativeReadFaultTest {
-    /** Fetched whole by one GET (below the native small-object size). */
-    private static final int SMALL = 400_003;
-    /** Read through read-ahead in ranged GETs. */
-    private static final int LARGE = 9 * 1024 * 1024 + 5;
+    /** Fetched whole by one GET (below the native small-object size, 256 KiB here). */
+    private static final int SMALL = 200_003;
+    /** Read through read-ahead in ranged GETs (512 KiB blocks here). */
+    private static final int LARGE = 2 * 1024 * 1024 + 5;
 
     private static String bucket;
     private static FileSystem stock;
@@ -47,6 +47,9 @@ class NativeReadFaultTest {
         stock = HadoopS3.fs(bucket, stockConf);
         Configuration conf = HadoopS3.conf(true);
         conf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
+        // Small sizes: small objects whole and larger ones by read-ahead, without large objects.
+        conf.set("fs.s3a.native.read.small.object.size", "256K");
+        conf.set("fs.s3a.native.read.block.size", "512K");
         ours = (NativeS3AFileSystem) HadoopS3.fs(bucket, conf);
     }
 
@@ -98,7 +101,7 @@ class NativeReadFaultTest {
         String[][] faults = {
             {"status-500.bin", "\"action\": \"status\", \"status\": 500", "status 500"},
             {"reset-mid-body.bin", "\"action\": \"truncate\"", "truncate 206"},
-            {"slow.bin", "\"action\": \"delay\", \"delay_ms\": 1500", "delay 206"},
+            {"slow.bin", "\"action\": \"delay\", \"delay_ms\": 700", "delay 206"},
         };
         for (String[] f : faults) {
             for (int len : new int[] {SMALL, LARGE}) {

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Vectored reads (3.4+) of an object overwritten after open fail their ranges with S3A's
  * {@link RemoteFileChangedException}, as the native stream's other reads do; and a 1-byte
- * object's vectored read returns its byte, as stock S3A's does.
+ * object's vectored read returns its byte (as stock S3A's does: checked by hand on 3.4.1 and
+ * 3.5.0; left out here, closing a stock filesystem after a vectored read costs ~20 s).
  */
 class NativeVectoredChangeTest {
     @Test
@@ -31,14 +32,12 @@ class NativeVectoredChangeTest {
         String bucket = HadoopS3.newBucket("vectored-change");
         Configuration conf = HadoopS3.conf(true);
         conf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
-        Configuration stockConf = HadoopS3.conf(false);
-        stockConf.set("fs.s3a.input.stream.type", "classic");
-        try (FileSystem ours = HadoopS3.fs(bucket, conf); FileSystem stock = HadoopS3.fs(bucket, stockConf)) {
+        try (FileSystem ours = HadoopS3.fs(bucket, conf)) {
             Path p = new Path("/overwritten.bin");
-            write(stock, p, HadoopS3.data(20 * 1024 * 1024, 1));
+            write(ours, p, HadoopS3.data(3 * 1024 * 1024, 1));
             try (FSDataInputStream in = ours.open(p)) {
-                write(stock, p, HadoopS3.data(20 * 1024 * 1024, 2));
-                List<FileRange> ranges = List.of(FileRange.createFileRange(100, 1000), FileRange.createFileRange(15_000_000, 5000));
+                write(ours, p, HadoopS3.data(3 * 1024 * 1024, 2));
+                List<FileRange> ranges = List.of(FileRange.createFileRange(100, 1000), FileRange.createFileRange(2_500_000, 5000));
                 in.readVectored(ranges, ByteBuffer::allocate);
                 for (FileRange r : ranges) {
                     ExecutionException e = assertThrows(ExecutionException.class, () -> r.getData().get(60, TimeUnit.SECONDS));
@@ -47,15 +46,13 @@ class NativeVectoredChangeTest {
                 }
             }
             Path one = new Path("/one");
-            write(stock, one, new byte[] {42});
-            for (FileSystem fs : List.of(stock, ours)) {
-                try (FSDataInputStream in = fs.open(one)) {
-                    List<FileRange> ranges = List.of(FileRange.createFileRange(0, 1));
-                    in.readVectored(ranges, ByteBuffer::allocateDirect);
-                    ByteBuffer b = ranges.get(0).getData().get(60, TimeUnit.SECONDS);
-                    assertEquals(1, b.remaining(), fs == stock ? "stock" : "native");
-                    assertEquals(42, b.get(0));
-                }
+            write(ours, one, new byte[] {42});
+            try (FSDataInputStream in = ours.open(one)) {
+                List<FileRange> ranges = List.of(FileRange.createFileRange(0, 1));
+                in.readVectored(ranges, ByteBuffer::allocateDirect);
+                ByteBuffer b = ranges.get(0).getData().get(60, TimeUnit.SECONDS);
+                assertEquals(1, b.remaining());
+                assertEquals(42, b.get(0));
             }
         }
     }
