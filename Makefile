@@ -74,7 +74,7 @@ header-check:
 # exports the C ABI of dependencies (crc-fast's crc_fast_*, pulled in by object_store's
 # CRC64NVME checksums); those are listed here by name.
 SYMBOL_OK := ^(s3n_|Java_io_s3native_Native_|crc_fast_)
-SYMBOL_HOOKS := NativeHooks|panicForTest|benchRustUpload
+SYMBOL_HOOKS := NativeHooks|panicForTest|benchRustUpload|readCopiedBytes
 symbols-check: build
 	syms=$$(nm -D --defined-only $(NATIVE_LIB_DIR)/libs3native.so | awk '{print $$3}')
 	if grep -E '$(SYMBOL_HOOKS)' <<<"$$syms"; then echo "the release library carries test hooks"; exit 1; fi
@@ -189,7 +189,7 @@ test-jvm: server-install build $(IMDS_MOCK)
 # The Java tests that need the test hooks, against the hook-enabled library (server up).
 hooks-tests-jvm:
 	$(CARGO) build --features test-hooks
-	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dtest='HooksTest' \
+	$(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dtest='HooksTest,ReadCopyTest' \
 	  -Ds3native.test.excludedGroups= -Ds3native.test.jvmargs=-Ds3native.library.path=$(HOOKS_LIB)
 
 # The Hadoop layer (io.s3native.hadoop) against each Hadoop line, one Maven profile each:

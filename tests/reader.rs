@@ -464,3 +464,193 @@ fn an_expired_token_on_a_get_fetches_the_credentials_again() {
     assert_eq!(&buf[..], &bytes[MIB..MIB + 1000]);
     assert_eq!(calls.load(Ordering::SeqCst), before + 1, "the source was asked again after ExpiredToken");
 }
+
+#[test]
+fn an_object_overwritten_after_open_is_a_precondition_failure_unless_change_detection_is_off() {
+    require_server!();
+    let b = TestBucket::new("reader-change-mode");
+    let key = b.key("changing.bin");
+    let settings = read_settings(direct(&b));
+    let (first, second) = (data(20, 2 * MIB), data(21, 2 * MIB));
+    put(&settings, &b, &key, &first);
+    // S3A's default (server): the GET is pinned, S3 answers 412, the error says so by S3's code.
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    put(&settings, &b, &key, &second);
+    let e = r.read(0, &mut vec![0u8; 1000]).expect_err("changed");
+    assert_eq!(e.s3_code(), Some("PreconditionFailed"), "{e}");
+    assert!(e.message().contains(&key), "{e}");
+    // warn: unpinned, the new version's bytes, the change counted; none: nothing counted.
+    for (mode, counted) in [("warn", true), ("none", false)] {
+        put(&settings, &b, &key, &first);
+        let proxy = FaultProxy::take();
+        let s = read_settings(proxied(&b)).with("fs.s3a.change.detection.mode", mode);
+        let mut r = Reader::open(&b.bucket, &key, &s, ReadOptions::default()).unwrap();
+        put(&settings, &b, &key, &second);
+        assert_same_bytes(&read_all(&mut r, 256 * 1024), &second, mode);
+        // warn counts every GET that found another ETag (at least the first).
+        assert_eq!(r.statistics().version_mismatches > 0, counted, "{mode}: {:?}", r.statistics());
+        let wire = gets(&proxy, &key);
+        assert!(!wire.is_empty() && wire.iter().all(|e| e.header("if-match").is_none()), "{mode}: unpinned GETs {wire:?}");
+    }
+    // A version id source cannot be honoured natively (the JVM layer reads through stock S3A).
+    let e = Reader::open(&b.bucket, &key, &settings.clone().with("fs.s3a.change.detection.source", "versionid"), ReadOptions::default())
+        .err()
+        .expect("versionid");
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    assert_eq!(e.setting(), Some("fs.s3a.change.detection.source"));
+}
+
+#[test]
+fn the_etag_is_taken_quoted_unquoted_or_empty_as_none() {
+    require_server!();
+    let b = TestBucket::new("reader-etag-forms");
+    let key = b.key("e.bin");
+    let bytes = data(22, 5000);
+    let settings = direct(&b);
+    put(&settings, &b, &key, &bytes);
+    let etag = b.meta(&key).unwrap().e_tag.unwrap();
+    for given in [etag.clone(), etag.trim_matches('"').to_string(), String::new()] {
+        let opts = ReadOptions { length: Some(bytes.len() as u64), etag: Some(given.clone()), ..Default::default() };
+        let mut r = Reader::open(&b.bucket, &key, &settings, opts).unwrap();
+        assert_eq!(r.etag(), etag, "given {given:?}");
+        assert_eq!(r.statistics().head_requests, u64::from(given.is_empty()), "an empty ETag is none: one HEAD");
+        assert_same_bytes(&read_all(&mut r, 1000), &bytes, &given);
+    }
+    // The options by name as the boundaries send them: a Hadoop read-policy list is a policy.
+    let o: ReadOptions = serde_json::from_str(r#"{"policy":"parquet, vector, random, adaptive","etag":"abc","split_end":7}"#).unwrap();
+    assert_eq!((o.policy, o.etag.as_deref(), o.split_end), (Some(ReadPolicy::Columnar), Some("abc"), Some(7)));
+    let o: ReadOptions = serde_json::from_str(r#"{"policy":"WHOLE_FILE"}"#).unwrap();
+    assert_eq!(o.policy, Some(ReadPolicy::WholeFile));
+    let o: ReadOptions = serde_json::from_str(r#"{"policy":"nothing known"}"#).unwrap();
+    assert_eq!(o.policy, None, "no known word: the settings' policy");
+}
+
+#[test]
+fn read_ahead_stops_at_the_split_end_and_reads_past_it_still_work() {
+    require_server!();
+    let b = TestBucket::new("reader-split");
+    let key = b.key("split.csv");
+    let bytes = data(23, 12 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let m = MIB as u64;
+    let scan = |split_end: Option<u64>| {
+        let proxy = FaultProxy::take();
+        let settings = read_settings(proxied(&b));
+        let opts = ReadOptions { policy: Some(ReadPolicy::Sequential), split_end, ..Default::default() };
+        let mut r = Reader::open(&b.bucket, &key, &settings, opts).unwrap();
+        // The split [0, 5 MiB), read through in 256 KiB reads, then a record's tail past it.
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut at = 0u64;
+        while at < 5 * m {
+            let n = r.read(at, &mut buf).unwrap();
+            assert_same_bytes(&buf[..n], &bytes[at as usize..at as usize + n], "split");
+            at += n as u64;
+        }
+        let before = r.statistics();
+        let mut tail = vec![0u8; 1000];
+        assert_eq!(r.read(at, &mut tail).unwrap(), 1000);
+        assert_same_bytes(&tail, &bytes[at as usize..at as usize + 1000], "past the split end");
+        // Let read-ahead GETs started by the last read land before counting the wire.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let ends: Vec<u64> = gets(&proxy, &key)
+            .iter()
+            .filter_map(|e| e.header("range").and_then(|r| r.rsplit('-').next()).and_then(|z| z.parse::<u64>().ok()))
+            .collect();
+        (before, r.statistics(), ends)
+    };
+    let (before, after, ends) = scan(Some(5 * m));
+    assert_eq!(before.bytes_fetched, 5 * m, "no read-ahead past the split end: {before:?}");
+    assert_eq!(after.gets_random, 1, "past it: one GET of what was asked (at least the minimum read size) {after:?}");
+    assert_eq!(after.bytes_fetched, 5 * m + 64 * 1024, "{after:?}");
+    assert!(ends.iter().all(|z| *z < 5 * m + 64 * 1024), "no GET beyond what was read: {ends:?}");
+    // Without a split the same scan reads ahead past 5 MiB.
+    let (_, _, ends) = scan(None);
+    assert!(ends.iter().any(|z| *z >= 6 * m), "read-ahead runs on past 5 MiB without a split: {ends:?}");
+}
+
+#[test]
+fn vectored_ranges_in_bytes_already_held_or_read_ahead_send_no_get() {
+    require_server!();
+    let b = TestBucket::new("reader-vectored-held");
+    let key = b.key("held.parquet");
+    let bytes = data(24, 10 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let settings = read_settings(proxied(&b));
+    // Sequential stream reads through 1.5 MiB: the window then holds 1 MiB blocks from
+    // 1 MiB to 4 MiB (read-ahead doubled to 2 MiB ahead after the first block).
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions { policy: Some(ReadPolicy::Sequential), ..Default::default() }).unwrap();
+    let mut buf = vec![0u8; 512 * 1024];
+    for i in 0..3u64 {
+        assert_eq!(r.read(i * buf.len() as u64, &mut buf).unwrap(), buf.len());
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let m = MIB as u64;
+    let before = r.statistics();
+    let wire_before = gets(&proxy, &key).len();
+    assert_eq!(before.gets_read_ahead, 4, "the window holds blocks ahead: {before:?}");
+    let ranges: Vec<Range<u64>> = vec![
+        1_200_000..1_300_000,         // inside the block being read
+        m + 600_000..2 * m + 500_000, // across two blocks
+        3 * m - 100..3 * m + 100,     // across the last two
+    ];
+    for item in r.read_ranges(&ranges).unwrap() {
+        let (i, got) = item.unwrap();
+        assert_same_bytes(&got, &bytes[ranges[i].start as usize..ranges[i].end as usize], &format!("range {i}"));
+    }
+    let after = r.statistics();
+    assert_eq!(after.gets_vectored, 0, "every range from the window: {after:?}");
+    assert_eq!(gets(&proxy, &key).len(), wire_before, "no GET on the wire");
+    assert!(after.prefetch_hits > before.prefetch_hits);
+    // A range outside every buffer is one GET.
+    let far = vec![7 * m..7 * m + 10];
+    for item in r.read_ranges(&far).unwrap() {
+        assert_same_bytes(&item.unwrap().1, &bytes[7 * MIB..7 * MIB + 10], "far");
+    }
+    assert_eq!(r.statistics().gets_vectored, 1);
+}
+
+#[test]
+fn a_footer_buffer_serves_vectored_ranges_and_sinks_get_the_bytes_in_order() {
+    require_server!();
+    let b = TestBucket::new("reader-sink");
+    let key = b.key("sink.parquet");
+    let bytes = data(25, 6 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let settings = read_settings(direct(&b));
+    let len = bytes.len() as u64;
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    assert_eq!(r.policy(), ReadPolicy::Columnar);
+    let footer = vec![len - 200_000..len - 8, len - 8..len];
+    for item in r.read_ranges(&footer).unwrap() {
+        let (i, got) = item.unwrap();
+        assert_same_bytes(&got, &bytes[footer[i].start as usize..footer[i].end as usize], "footer range");
+    }
+    assert_eq!(r.statistics().gets_vectored, 0, "the footer fetched at open serves them");
+    // A sink sees the read's bytes in order, offsets from the read's start, across buffers
+    // (a GET of its own, then the footer).
+    let mut seen = Vec::new();
+    let from = len - 300_000;
+    let n = r
+        .read_to(from, 300_000, &mut |at, piece| {
+            assert_eq!(at, seen.len(), "in order");
+            seen.extend_from_slice(piece);
+            Ok(())
+        }, &|| false)
+        .unwrap();
+    assert_eq!(n, 300_000);
+    assert_same_bytes(&seen, &bytes[from as usize..], "stream read through a sink");
+    let mut seen = Vec::new();
+    let n = r
+        .read_at_to(1000, 5000, &mut |at, piece| {
+            assert_eq!(at, seen.len());
+            seen.extend_from_slice(piece);
+            Ok(())
+        }, &|| false)
+        .unwrap();
+    assert_eq!(n, 5000);
+    assert_same_bytes(&seen, &bytes[1000..6000], "pread through a sink");
+    // A sink's error ends the read with it.
+    let e = r.read_at_to(0, 10, &mut |_, _| Err(s3native::Error::invalid_argument("sink full")), &|| false).expect_err("sink error");
+    assert_eq!(e.message(), "sink full");
+}

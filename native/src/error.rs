@@ -143,6 +143,13 @@ impl Error {
         self
     }
 
+    /// The same failure with S3's error code `code` (e.g. `PreconditionFailed` for a read
+    /// of an object changed since open, which the JVM layer raises as its own exception).
+    pub(crate) fn with_s3_code(mut self, code: &str) -> Self {
+        self.s3_code = Some(code.to_string());
+        self
+    }
+
     /// Append `more` to the message (e.g. what a clean-up after this failure found).
     pub(crate) fn context_after(mut self, more: impl fmt::Display) -> Self {
         self.message = format!("{}; {more}", self.message);

@@ -15,11 +15,12 @@
 //! [`Reader::unbuffer`] take `&mut self`); positioned reads, vectored reads and statistics
 //! share it, so preads from several threads run at once.
 //!
-//! Copies: a direct `ByteBuffer` is filled by the reader itself (no Java-side copy); a
-//! `byte[]` through a per-thread native buffer and `SetByteArrayRegion` (the reader's API
-//! fills a Rust slice; a Java array cannot be pinned across a blocking network wait).
+//! Copies: one per byte. A direct `ByteBuffer` is filled by the reader itself (no Java-side
+//! copy); a `byte[]` by `SetByteArrayRegion` straight from the reader's buffers
+//! ([`Reader::read_to`]'s sink), with no native buffer between (a Java array is not pinned
+//! across the blocking network wait: each region is copied once its bytes are in). The
+//! test hook `NativeHooks.readCopiedBytes` (feature `test-hooks`) counts the copies.
 
-use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::{Mutex, RwLock};
 
@@ -27,8 +28,8 @@ use ::jni::objects::{JByteArray, JByteBuffer, JClass, JIntArray, JLongArray, JOb
 use ::jni::sys::{jbyte, jint, jlong, jsize};
 use ::jni::{jni_sig, jni_str, Env, EnvUnowned};
 
-use super::{by_name, call, check_range, java_thread_interrupted, probe, settings, string, to_java, with_credentials, Failure, Result};
-use crate::{Error, ErrorKind, ReadOptions, ReadPolicy, Reader, VectoredRead};
+use super::{call, check_range, java_thread_interrupted, probe, settings, string, to_java, with_credentials, Failure, Result};
+use crate::{Error, ErrorKind, ReadOptions, Reader, VectoredRead};
 
 /// A reader behind a handle: exclusive for stream reads, shared for the rest.
 struct JniReader {
@@ -38,15 +39,6 @@ struct JniReader {
 /// A vectored read behind a handle.
 struct JniVectored {
     ranges: Mutex<VectoredRead>,
-}
-
-/// Bytes of one `byte[]` read copied through at most this much native memory per call (a
-/// larger read returns this many bytes, which InputStream's contract allows).
-const ARRAY_CHUNK: usize = 4 << 20;
-
-thread_local! {
-    /// The per-thread buffer behind reads into a `byte[]`.
-    static ARRAY_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 fn reader<'a>(h: jlong) -> Result<&'a JniReader> {
@@ -65,19 +57,6 @@ fn position(p: jlong) -> Result<u64> {
     u64::try_from(p).map_err(|_| Error::invalid_argument(format!("negative position {p}")).into())
 }
 
-/// The policy argument: a [`ReadPolicy`] serde name (`COLUMNAR`, ...), else a Hadoop
-/// read-policy list (`parquet, vector, random, adaptive`: [`ReadPolicy::parse_list`]'s first
-/// known word); null or no known word: the settings' policy.
-fn policy(env: &Env<'_>, p: &JString<'_>) -> Result<Option<ReadPolicy>> {
-    if p.is_null() {
-        return Ok(None);
-    }
-    if let Ok(by_serde) = by_name::<ReadPolicy>(env, p, "read policy") {
-        return Ok(Some(by_serde));
-    }
-    Ok(ReadPolicy::parse_list(&string(env, p, "read policy")?))
-}
-
 /// A stream read (`pread` false) or a positioned read of `len` bytes at `pos` into the byte
 /// array at `off`; -1 at or past the end.
 fn read_array(env: &mut Env<'_>, h: jlong, pos: jlong, array: &JByteArray<'_>, off: jint, len: jint, pread: bool) -> Result<jint> {
@@ -92,30 +71,26 @@ fn read_array(env: &mut Env<'_>, h: jlong, pos: jlong, array: &JByteArray<'_>, o
     }
     let raw_env = env.get_raw();
     let interrupted = || java_thread_interrupted(raw_env);
-    let n = ARRAY_BUFFER.with(|cell| -> Result<usize> {
-        let mut buf = cell.borrow_mut();
-        let want = len.min(ARRAY_CHUNK);
-        if buf.len() < want {
-            buf.resize(want, 0);
-        }
-        let dst = &mut buf[..want];
-        let n = if pread {
-            r.reader.read().map_err(|_| poisoned())?.read_at_with(pos, dst, &interrupted)?
-        } else {
-            r.reader.write().map_err(|_| poisoned())?.read_with(pos, dst, &interrupted)?
+    let raw_array = array.as_raw();
+    // Each slice of the reader's buffers straight into the array's region.
+    let mut sink = |at: usize, bytes: &[u8]| -> crate::Result<()> {
+        // SAFETY: the reader hands at most `len` bytes in all, at offsets from 0, so
+        // off + at + bytes.len() <= off + len, inside the array (checked above).
+        let threw = unsafe {
+            raw!(raw_env, v1_1, SetByteArrayRegion, raw_array, (off + at) as jsize, bytes.len() as jsize, bytes.as_ptr() as *const jbyte);
+            raw!(raw_env, v1_2, ExceptionCheck)
         };
-        if n > 0 {
-            // SAFETY: off + n <= off + len, inside the array (checked above); buf holds n bytes.
-            unsafe {
-                let raw_env = env.get_raw();
-                raw!(raw_env, v1_1, SetByteArrayRegion, array.as_raw(), off as jsize, n as jsize, buf.as_ptr() as *const jbyte);
-                if raw!(raw_env, v1_2, ExceptionCheck) {
-                    return Err(Failure::Jni(::jni::errors::Error::JavaException));
-                }
-            }
+        if threw {
+            return Err(Error::new(ErrorKind::Internal, "SetByteArrayRegion threw"));
         }
-        Ok(n)
-    })?;
+        crate::reader::count_copy(bytes.len());
+        Ok(())
+    };
+    let n = if pread {
+        r.reader.read().map_err(|_| poisoned())?.read_at_to(pos, len, &mut sink, &interrupted)?
+    } else {
+        r.reader.write().map_err(|_| poisoned())?.read_to(pos, len, &mut sink, &interrupted)?
+    };
     Ok(if n == 0 { -1 } else { n as jint })
 }
 
@@ -169,6 +144,7 @@ fn deliver(env: &mut Env<'_>, buffer: &JObject<'_>, index: usize, bytes: &[u8]) 
         }
         // SAFETY: pos + bytes.len() <= limit <= capacity (checked through remaining()).
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), addr.add(pos), bytes.len()) };
+        crate::reader::count_copy(bytes.len());
         return Ok(());
     }
     // A heap buffer: its array (a read-only buffer throws ReadOnlyBufferException here).
@@ -183,14 +159,17 @@ fn deliver(env: &mut Env<'_>, buffer: &JObject<'_>, index: usize, bytes: &[u8]) 
                 return Err(Failure::Jni(::jni::errors::Error::JavaException));
             }
         }
+        crate::reader::count_copy(bytes.len());
     }
     env.delete_local_ref(array);
     Ok(())
 }
 
-/// `static native long openReader(String bucket, String key, String[] settings, long credentials, String policy, long length, String etag)`:
-/// [`Reader::open`]. `policy`: see [`policy`]; `length` -1 and `etag` null: unknown (one
-/// HEAD at open). A missing object throws `FileNotFoundException` naming the key.
+/// `static native long openReader(String bucket, String key, String[] settings, long credentials, String options)`:
+/// [`Reader::open`]. `options`: [`ReadOptions`] as JSON by name (`policy`: a serde name or
+/// a Hadoop read-policy list; `length`, `etag`, `split_end`; every field optional, null:
+/// none); without length and ETag one HEAD at open. A missing object throws
+/// `FileNotFoundException` naming the key.
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_openReader<'local>(
     unowned: EnvUnowned<'local>,
@@ -199,18 +178,17 @@ pub extern "system" fn Java_io_s3native_Native_openReader<'local>(
     key: JString<'local>,
     kv: JObjectArray<'local, JString<'local>>,
     credentials: jlong,
-    policy_name: JString<'local>,
-    length: jlong,
-    etag: JString<'local>,
+    options: JString<'local>,
 ) -> jlong {
     call(unowned, |env| {
         let bucket = string(env, &bucket, "bucket")?;
         let key = string(env, &key, "key")?;
         let settings = with_credentials(settings(env, &kv)?, credentials);
-        let options = ReadOptions {
-            policy: policy(env, &policy_name)?,
-            length: u64::try_from(length).ok(),
-            etag: if etag.is_null() { None } else { Some(string(env, &etag, "etag")?) },
+        let options: ReadOptions = if options.is_null() {
+            ReadOptions::default()
+        } else {
+            let json = string(env, &options, "read options")?;
+            serde_json::from_str(&json).map_err(|e| Error::invalid_argument(format!("read options {json}: {e}")))?
         };
         let raw_env = probe_env(env);
         let reader = Reader::open_with(&bucket, &key, &settings, options, &|| java_thread_interrupted(raw_env))?;
@@ -440,6 +418,23 @@ pub extern "system" fn Java_io_s3native_Native_freeReader<'local>(unowned: EnvUn
             drop(unsafe { Box::from_raw(h as *mut JniReader) });
         }
         Ok(())
+    })
+}
+
+/// `static native long readCopiedBytes(boolean intoSlices)` of the tests' `io.s3native.NativeHooks`:
+/// the bytes copied out of readers' buffers so far into slices by the reader (`intoSlices`),
+/// else straight into Java memory by this layer ([`crate::reader::copied_bytes`]). A test
+/// hook (feature `test-hooks`).
+#[cfg(feature = "test-hooks")]
+#[no_mangle]
+pub extern "system" fn Java_io_s3native_NativeHooks_readCopiedBytes<'local>(
+    unowned: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    into_slices: ::jni::sys::jboolean,
+) -> jlong {
+    call(unowned, |_env| {
+        let (slices, sinks) = crate::reader::copied_bytes();
+        Ok((if into_slices { slices } else { sinks }).min(i64::MAX as u64) as jlong)
     })
 }
 

@@ -4,8 +4,10 @@
 //! - Open: the length and ETag come from the caller ([`ReadOptions`], e.g. a file status) or
 //!   from one HEAD. A missing object fails open with [`ErrorKind::NotFound`] naming the key.
 //! - Every GET carries `If-Match: <etag>`: an object overwritten while it is read fails the
-//!   read with [`ErrorKind::Io`] naming the key and saying it changed since open (S3's 412
-//!   `PreconditionFailed`, S3A's `RemoteFileChangedException`), never mixed bytes.
+//!   read with [`ErrorKind::Io`] naming the key and saying it changed since open, with S3's
+//!   code `PreconditionFailed` ([`Error::s3_code`]; S3A's `RemoteFileChangedException`), never
+//!   mixed bytes. S3A's `fs.s3a.change.detection.mode` `warn` and `none` send GETs unpinned
+//!   ([`ChangeDetection`]).
 //! - An object of at most `fs.s3a.native.read.small.object.size` (8 MiB) is fetched whole by
 //!   the first read of any kind.
 //! - A columnar read ([`ReadPolicy::Columnar`], or [`ReadPolicy::Adaptive`] with a `.parquet`
@@ -13,19 +15,25 @@
 //! - Stream reads ([`Reader::read`]) that follow each other are served by parallel ranged
 //!   read-ahead: a window of parallel 8 MiB GETs that doubles (8 MiB to 64 MiB by default)
 //!   with every block read through while the pattern holds;
-//!   a jump ends the pattern and drops the blocks ahead.
+//!   a jump ends the pattern and drops the blocks ahead. Read-ahead stops at the caller's
+//!   split end ([`ReadOptions::split_end`]).
 //! - Positioned reads ([`Reader::read_at`]) fetch just what they ask (or serve it from
 //!   buffers already held) and never move the read-ahead window.
 //! - Vectored reads ([`Reader::read_ranges`]) are planned together: ranges closer than the
 //!   hole size share one GET, GETs larger than the maximum request are split, up to
 //!   `vectored.active.reads` are in flight, and each range is delivered as soon as its
-//!   bytes are in ([`VectoredRead`]).
+//!   bytes are in ([`VectoredRead`]). A range whose bytes the reader holds or fetches already
+//!   (whole object, footer, read-ahead window) is cut from those buffers, with no GET.
+//! - Copies: [`Reader::read`] copies each byte once into the caller's slice;
+//!   [`Reader::read_to`] and [`Reader::read_at_to`] hand the reader's own buffers to the
+//!   caller's sink (the JNI layer copies them straight into a Java array: one copy).
 //!
 //! # Memory
 //! Every byte fetched is held against the process-wide budget the writers use
 //! ([`crate::pool`]): read-ahead only takes what is free without waiting, and while anyone
 //! waits for the budget a reader lets go of the read-ahead beyond the block it reads (it is
-//! the first thing dropped when the budget is short); the bytes a caller waits on block like a
+//! the first thing dropped when the budget is short; an idle reader, between calls, lets go
+//! of it too, through a watching thread that runs while readers are open); the bytes a caller waits on block like a
 //! writer's part, with the same no-deadlock rule (a reader holding nothing is always
 //! admitted).
 //!
@@ -49,7 +57,7 @@ use object_store::{GetOptions, GetRange};
 use serde::{Deserialize, Serialize};
 use tokio::runtime::Runtime;
 
-pub use crate::config::read::{ReadConfig, ReadPolicy};
+pub use crate::config::read::{ChangeDetection, ReadConfig, ReadPolicy};
 use crate::config::{Settings, WriterConfig};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{self, ReadLease, Store};
@@ -68,7 +76,9 @@ pub use s3a::read_iostatistics;
 #[serde(default, deny_unknown_fields)]
 pub struct ReadOptions {
     /// The read policy; `None`: the settings' (`fs.s3a.native.read.policy`, else
-    /// `fs.s3a.experimental.input.fadvise`, else adaptive).
+    /// `fs.s3a.experimental.input.fadvise`, else adaptive). Deserialised from a serde name
+    /// or a Hadoop read-policy list (see [`policy_by_name_or_list`]).
+    #[serde(deserialize_with = "policy_by_name_or_list")]
     pub policy: Option<ReadPolicy>,
     /// The object's length in bytes, from a file status or `fs.option.openfile.length`.
     /// With `etag` as well, open sends no HEAD.
@@ -76,8 +86,22 @@ pub struct ReadOptions {
     /// The object's ETag (with or without the double quotes S3 sends). With the length as
     /// well, open sends no HEAD and every GET is pinned to it; without the length, the HEAD
     /// must find this ETag (else open fails: the object changed since the caller's status).
-    /// Without it, every GET is pinned to the ETag the HEAD found.
+    /// Without it, every GET is pinned to the ETag the HEAD found. An empty ETag is none.
     pub etag: Option<String>,
+    /// Where the caller's split of the object ends (`fs.option.openfile.split.end`): a hint,
+    /// never a limit (Hadoop's openFile spec: record readers read past it to finish their
+    /// last record). Read-ahead never goes past it (unless the policy is whole-file); reads
+    /// past it fetch what they ask, as random reads do. What the policy fetches regardless
+    /// (a small object whole, the footer of a columnar file) it still fetches.
+    pub split_end: Option<u64>,
+}
+
+/// [`ReadOptions::policy`] from its serde name (`COLUMNAR`, ...) or a Hadoop read-policy list
+/// (`"parquet, vector, random, adaptive"`: the first word [`ReadPolicy::parse_list`] knows);
+/// a list without a known word is no policy (the settings' one applies), as S3A does.
+fn policy_by_name_or_list<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<ReadPolicy>, D::Error> {
+    let s: Option<String> = Option::deserialize(d)?;
+    Ok(s.and_then(|s| serde_json::from_value::<ReadPolicy>(serde_json::Value::String(s.clone())).ok().or_else(|| ReadPolicy::parse_list(&s))))
 }
 
 /// A reader's figures so far. Serialised by name (the JVM publishes them as IOStatistics
@@ -250,6 +274,8 @@ struct Object {
     config: ReadConfig,
     length: u64,
     etag: String,
+    /// Read-ahead stops here: the caller's split end, else the object's length.
+    split_end: u64,
     referer: Option<object_store::HeaderValue>,
     counters: Arc<Counters>,
     /// The requests on the wire (counted into the process-wide figures).
@@ -261,17 +287,18 @@ impl Object {
         format!("s3://{}/{}", self.bucket, self.key)
     }
 
-    /// One GET of `range`, pinned to the ETag. An object changed since open is S3's 412 to
-    /// `If-Match` (object_store's `Precondition`).
+    /// One GET of `range`, pinned to the ETag unless change detection is off
+    /// ([`ChangeDetection`]). An object changed since open is S3's 412 to `If-Match`
+    /// (object_store's `Precondition`): an [`ErrorKind::Io`] error naming the key, with S3's
+    /// code `PreconditionFailed` (the JVM layer raises it as S3A's `RemoteFileChangedException`).
     async fn get(&self, range: Range<u64>) -> Result<Bytes> {
+        let mode = self.config.change_detection;
         let options = GetOptions {
-            if_match: Some(self.etag.clone()),
+            if_match: (mode == ChangeDetection::Pinned).then(|| self.etag.clone()),
             range: Some(GetRange::Bounded(range.clone())),
             ..Default::default()
         };
-        let fetched = pool::with_referer(self.referer.clone(), s3::get_object(&self.store, &self.path, options, &self.recorder))
-            .await
-            .map(|(_, bytes)| bytes);
+        let fetched = pool::with_referer(self.referer.clone(), s3::get_object(&self.store, &self.path, options, &self.recorder)).await;
         if fetched.is_err() {
             add(&self.counters.errors, 1);
         }
@@ -279,18 +306,26 @@ impl Object {
             object_store::Error::Precondition { .. } => {
                 add(&self.counters.version_mismatches, 1);
                 Error::new(
-                ErrorKind::Io,
-                format!(
-                    "{} changed since it was opened (its ETag is no longer {}): reopen it to read the new version",
-                    self.describe(),
-                    self.etag
-                ),
-            )
+                    ErrorKind::Io,
+                    format!(
+                        "{} changed since it was opened (its ETag is no longer {}): reopen it to read the new version",
+                        self.describe(),
+                        self.etag
+                    ),
+                )
+                .with_s3_code("PreconditionFailed")
             }
             object_store::Error::NotFound { .. } => {
                 Error::new(ErrorKind::NotFound, format!("{} was deleted since it was opened", self.describe()))
             }
             e => Error::from_store(format_args!("GetObject {} bytes {}-{}", self.describe(), range.start, range.end - 1), &e, &self.store.config.secrets()),
+        })
+        .map(|(meta, bytes)| {
+            if mode == ChangeDetection::Warn && meta.e_tag.as_deref().map(quoted).is_some_and(|e| e != self.etag) {
+                // S3A's warn mode: counted (S3A also logs it), the bytes used.
+                add(&self.counters.version_mismatches, 1);
+            }
+            bytes
         })?;
         add(&self.counters.bytes_fetched, bytes.len() as u64);
         if bytes.len() as u64 != range.end - range.start {
@@ -378,8 +413,9 @@ impl Fetch {
         self.0._lease.bytes()
     }
 
-    /// Copy the bytes from `position` into `buf` (as many as it has), waiting for the GET.
-    fn copy(&self, object: &Object, position: u64, buf: &mut [u8], interrupted: &dyn Fn() -> bool) -> Result<usize> {
+    /// Hand up to `max` of its bytes from `position` to `dest` at offset `at`, waiting for
+    /// the GET; returns how many (as many as it has).
+    fn copy(&self, object: &Object, position: u64, dest: &mut Dest<'_>, at: usize, max: usize, interrupted: &dyn Fn() -> bool) -> Result<usize> {
         let bytes = match self.0.fut.peek() {
             Some(out) => out.clone()?,
             None => {
@@ -391,14 +427,65 @@ impl Fetch {
             }
         };
         let from = (position - self.0.range.start) as usize;
-        let n = buf.len().min(bytes.len() - from);
-        buf[..n].copy_from_slice(&bytes[from..from + n]);
+        let n = max.min(bytes.len() - from);
+        dest.put(at, &bytes[from..from + n])?;
         add(&self.0.used, n as u64);
         if self.0.kind.prefetched() {
             add(&object.counters.prefetch_hits, 1);
         }
         Ok(n)
     }
+}
+
+/// Where a read's bytes go.
+enum Dest<'a> {
+    /// The caller's memory, from its start.
+    Slice(&'a mut [u8]),
+    /// The caller's function, handed `(offset, bytes)` straight from the reader's buffers.
+    Sink(&'a mut dyn FnMut(usize, &[u8]) -> Result<()>),
+}
+
+impl Dest<'_> {
+    fn put(&mut self, at: usize, bytes: &[u8]) -> Result<()> {
+        match self {
+            Dest::Slice(buf) => {
+                buf[at..at + bytes.len()].copy_from_slice(bytes);
+                #[cfg(feature = "test-hooks")]
+                add(&COPIED_INTO_SLICES, bytes.len() as u64);
+                Ok(())
+            }
+            Dest::Sink(f) => f(at, bytes),
+        }
+    }
+}
+
+/// Bytes this process's readers copied out of their buffers into callers' slices, and bytes
+/// boundaries copied out of them straight into their callers' memory (the test hook
+/// [`copied_bytes`]).
+#[cfg(feature = "test-hooks")]
+static COPIED_INTO_SLICES: AtomicU64 = AtomicU64::new(0);
+#[cfg(feature = "test-hooks")]
+static COPIED_BY_SINKS: AtomicU64 = AtomicU64::new(0);
+
+/// Count `n` bytes a boundary copied from a reader's buffers straight into its caller's memory
+/// (a sink's copy into a Java array, a vectored range into a buffer); nothing without feature
+/// `test-hooks`.
+#[inline]
+pub(crate) fn count_copy(n: usize) {
+    #[cfg(feature = "test-hooks")]
+    add(&COPIED_BY_SINKS, n as u64);
+    #[cfg(not(feature = "test-hooks"))]
+    let _ = n;
+}
+
+/// Bytes copied out of readers' buffers by this process so far: `(into callers' slices by the
+/// reader, straight into callers' memory by a boundary)`. A read of `n` bytes copied once adds
+/// `n` to one of them: to the first for a slice (a direct buffer), to the second for a Java
+/// array; a copy through a staging slice would add `n` to the first for an array read. A test
+/// hook (feature `test-hooks`).
+#[cfg(feature = "test-hooks")]
+pub fn copied_bytes() -> (u64, u64) {
+    (COPIED_INTO_SLICES.load(Relaxed), COPIED_BY_SINKS.load(Relaxed))
 }
 
 /// Buffers every read kind may use: the whole object, the footer region.
@@ -410,6 +497,8 @@ struct Held {
 
 /// The stream's pattern and its read-ahead window.
 struct Stream {
+    /// The reader's counters (read-ahead dropped).
+    counters: Arc<Counters>,
     /// Where the last stream read ended.
     expected: Option<u64>,
     sequential: bool,
@@ -418,6 +507,72 @@ struct Stream {
     ahead: u64,
     /// Contiguous blocks from the current position on: read-ahead, or the last random GET.
     window: VecDeque<Fetch>,
+}
+
+impl Stream {
+    /// Let go of the read-ahead beyond the block with the next stream read's byte (someone
+    /// waits for the budget: read-ahead is the first thing given back).
+    fn drop_ahead(&mut self) {
+        let end = self.expected.unwrap_or(0);
+        let keep = self.window.iter().take_while(|f| f.0.range.start <= end).count().max(1);
+        let dropped = self.window.len().saturating_sub(keep);
+        if dropped > 0 {
+            self.window.truncate(keep);
+            add(&self.counters.read_ahead_dropped, dropped as u64);
+        }
+    }
+}
+
+/// Streams of live readers, watched while anyone waits for the budget (see [`reap`]).
+static WATCHED: std::sync::LazyLock<Mutex<Watched>> = std::sync::LazyLock::new(Default::default);
+
+#[derive(Default)]
+struct Watched {
+    streams: Vec<std::sync::Weak<Mutex<Stream>>>,
+    /// The watching thread runs (it ends when no reader is left).
+    running: bool,
+}
+
+/// How often the watching thread looks at the budget.
+const REAP_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Watch `stream` until its reader is dropped: a reader that reads no more (idle, not closed)
+/// still gives its read-ahead back when the budget is short.
+fn watch(stream: &Arc<Mutex<Stream>>) {
+    let mut w = lock(&WATCHED);
+    w.streams.retain(|s| s.strong_count() > 0);
+    w.streams.push(Arc::downgrade(stream));
+    if !w.running {
+        w.running = std::thread::Builder::new().name("s3native-read-ahead".into()).spawn(reap).is_ok();
+    }
+}
+
+/// The watching thread: while anyone waits for the budget, every reader not in a call lets
+/// go of its read-ahead as a reader does after each read ([`Stream::drop_ahead`]); a reader
+/// in a call does that itself when the call ends. Ends when no reader is left.
+fn reap() {
+    loop {
+        std::thread::sleep(REAP_EVERY);
+        let streams: Vec<Arc<Mutex<Stream>>> = {
+            let mut w = lock(&WATCHED);
+            w.streams.retain(|s| s.strong_count() > 0);
+            if w.streams.is_empty() {
+                w.running = false;
+                return;
+            }
+            if !pool::budget().short() {
+                continue;
+            }
+            w.streams.iter().filter_map(std::sync::Weak::upgrade).collect()
+        };
+        for s in &streams {
+            if let Ok(mut st) = s.try_lock() {
+                if !st.window.is_empty() {
+                    st.drop_ahead();
+                }
+            }
+        }
+    }
 }
 
 /// Readers of this process: the summed figures of those dropped, and the live ones.
@@ -448,7 +603,7 @@ pub struct Reader {
     object: Arc<Object>,
     policy: ReadPolicy,
     held: Mutex<Held>,
-    stream: Mutex<Stream>,
+    stream: Arc<Mutex<Stream>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -546,7 +701,8 @@ fn columnar_key(key: &str) -> bool {
     k.ends_with(".parquet") || k.ends_with(".orc")
 }
 
-/// `etag` as S3 sends it, in double quotes.
+/// `etag` as S3 sends it, in double quotes (a weak `W/"..."` one as it is): the reader accepts
+/// an ETag in either form and keeps this one.
 fn quoted(etag: &str) -> String {
     if etag.starts_with('"') || etag.starts_with("W/") {
         etag.to_string()
@@ -591,8 +747,10 @@ impl Reader {
         let recorder = Arc::new(Recorder::child_of(pool::global_stats()));
         let describe = format!("s3://{bucket}/{key}");
         let referer = config.audit_referrer.as_deref().and_then(|r| object_store::HeaderValue::from_str(r).ok());
-        let (length, etag) = match (options.length, &options.etag) {
-            (Some(l), Some(e)) => (l, quoted(e)),
+        // The ETag in either form (S3A's status holds it unquoted on SDK v1, quoted on v2).
+        let given_etag = options.etag.as_deref().map(str::trim).filter(|e| !e.is_empty()).map(quoted);
+        let (length, etag) = match (options.length, &given_etag) {
+            (Some(l), Some(e)) => (l, e.clone()),
             _ => {
                 add(&counters.head_requests, 1);
                 let head = GetOptions { head: true, ..Default::default() };
@@ -610,12 +768,13 @@ impl Reader {
                     Err(e) => return Err(Error::from_store(format_args!("HeadObject {describe}"), &e, &store.config.secrets())),
                 };
                 let etag = quoted(&meta.e_tag.ok_or_else(|| Error::new(ErrorKind::Io, format!("HeadObject {describe} returned no ETag")))?);
-                if let Some(theirs) = options.etag.as_deref().map(quoted).filter(|e| *e != etag) {
+                if let Some(theirs) = given_etag.clone().filter(|e| *e != etag) {
                     add(&counters.version_mismatches, 1);
                     return Err(Error::new(
                         ErrorKind::Io,
                         format!("{describe} changed since its status was taken (its ETag is {etag}, not {theirs}): reopen it to read the new version"),
-                    ));
+                    )
+                    .with_s3_code("PreconditionFailed"));
                 }
                 (options.length.unwrap_or(meta.size), etag)
             }
@@ -634,6 +793,7 @@ impl Reader {
             config: read,
             length,
             etag,
+            split_end: options.split_end.map_or(length, |e| e.min(length)),
             referer,
             counters,
             recorder,
@@ -643,12 +803,9 @@ impl Reader {
             g.1.retain(|w| w.strong_count() > 0);
             g.1.push(Arc::downgrade(&object.counters));
         }
-        let reader = Reader {
-            object,
-            policy,
-            held: Mutex::new(Held::default()),
-            stream: Mutex::new(Stream { expected: None, sequential: false, ahead, window: VecDeque::new() }),
-        };
+        let stream = Stream { counters: object.counters.clone(), expected: None, sequential: false, ahead, window: VecDeque::new() };
+        let reader = Reader { object, policy, held: Mutex::new(Held::default()), stream: Arc::new(Mutex::new(stream)) };
+        watch(&reader.stream);
         let c = &reader.object.config;
         if policy == ReadPolicy::Columnar && c.footer_size > 0 && length > c.small_object_size && length <= c.footer_max_object_size {
             let start = length - c.footer_size.min(length);
@@ -724,12 +881,27 @@ impl Reader {
 
     /// [`Reader::read`], polling `interrupted`.
     pub fn read_with(&mut self, position: u64, buf: &mut [u8], interrupted: &dyn Fn() -> bool) -> Result<usize> {
+        let len = buf.len();
+        self.stream_read(position, &mut Dest::Slice(buf), len, interrupted)
+    }
+
+    /// [`Reader::read_with`] handing the bytes to `sink` instead of copying them into a slice:
+    /// `sink(offset, bytes)` is called in order with the slices of the reader's own buffers
+    /// that make up `len` bytes from `position` (`offset` counted from `position`), so a
+    /// caller that copies them into its memory (the JNI layer into a Java `byte[]`) copies
+    /// each byte once. A `sink` error ends the read with it. Returns the bytes handed over.
+    pub fn read_to(&mut self, position: u64, len: usize, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>, interrupted: &dyn Fn() -> bool) -> Result<usize> {
+        self.stream_read(position, &mut Dest::Sink(sink), len, interrupted)
+    }
+
+    /// The stream read of [`Reader::read_with`] and [`Reader::read_to`].
+    fn stream_read(&mut self, position: u64, dest: &mut Dest<'_>, len: usize, interrupted: &dyn Fn() -> bool) -> Result<usize> {
         let o = self.object.clone();
         add(&o.counters.read_operations, 1);
-        if position >= o.length || buf.is_empty() {
+        if position >= o.length || len == 0 {
             return Ok(0);
         }
-        let want = buf.len().min((o.length - position).min(usize::MAX as u64) as usize);
+        let want = len.min((o.length - position).min(usize::MAX as u64) as usize);
         let always = matches!(self.policy, ReadPolicy::Sequential | ReadPolicy::WholeFile);
         {
             let mut st = lock(&self.stream);
@@ -750,7 +922,7 @@ impl Reader {
         while done < want {
             let at = position + done as u64;
             if let Some(f) = self.held_at(at) {
-                done += f.copy(&o, at, &mut buf[done..want], interrupted).inspect_err(|e| self.forget(&f, e))?;
+                done += f.copy(&o, at, dest, done, want - done, interrupted).inspect_err(|e| self.forget(&f, e))?;
                 continue;
             }
             let in_window = {
@@ -770,17 +942,20 @@ impl Reader {
                 }
             };
             if let Some(f) = in_window {
-                done += f.copy(&o, at, &mut buf[done..want], interrupted).inspect_err(|e| self.forget(&f, e))?;
+                done += f.copy(&o, at, dest, done, want - done, interrupted).inspect_err(|e| self.forget(&f, e))?;
                 continue;
             }
             add(&o.counters.prefetch_misses, 1);
             if self.whole(interrupted)?.is_some() {
                 continue;
             }
-            let sequential = lock(&self.stream).sequential;
             let left = (want - done) as u64;
+            let ahead_end = self.ahead_end();
+            // Past the split end (a record reader finishing its last record) a read fetches
+            // what it asks, as a random read does: read-ahead stops at the split end.
+            let sequential = lock(&self.stream).sequential && at < ahead_end;
             let (size, kind) = if sequential {
-                (o.config.block_size.max(left).min(self.fetch_end(at) - at), GetKind::ReadAhead)
+                (o.config.block_size.min(ahead_end - at).max(left).min(self.fetch_end(at) - at), GetKind::ReadAhead)
             } else {
                 (left.max(o.config.min_read_size).min(self.fetch_end(at) - at), GetKind::Random)
             };
@@ -802,16 +977,20 @@ impl Reader {
         st.expected = Some(end);
         if pool::budget().short() {
             // Someone waits for the budget: read-ahead is the first thing given back.
-            let keep = st.window.iter().take_while(|f| f.0.range.start <= end).count().max(1);
-            let dropped = st.window.len().saturating_sub(keep);
-            if dropped > 0 {
-                st.window.truncate(keep);
-                add(&o.counters.read_ahead_dropped, dropped as u64);
-            }
+            st.drop_ahead();
         } else if st.sequential && !st.window.is_empty() {
             self.top_up(&mut st, end);
         }
         Ok(done)
+    }
+
+    /// Where read-ahead stops: the split end, or the object's end for a whole-file read.
+    fn ahead_end(&self) -> u64 {
+        if self.policy == ReadPolicy::WholeFile {
+            self.object.length
+        } else {
+            self.object.split_end
+        }
     }
 
     /// Where a GET from `position` should end at the latest: the object's end, or the start
@@ -831,17 +1010,19 @@ impl Reader {
     }
 
     /// Start read-ahead GETs of one block each after the window's last, in parallel, until
-    /// the window reaches `ahead` bytes past `at`, while the budget has the bytes free.
+    /// the window reaches `ahead` bytes past `at` (never past [`Reader::ahead_end`]), while
+    /// the budget has the bytes free.
     fn top_up(&self, st: &mut Stream, at: u64) {
         let o = &self.object;
+        let limit = self.ahead_end();
         let Some(mut next) = st.window.back().map(|f| f.0.range.end) else { return };
-        while next < o.length && next.saturating_sub(at) < st.ahead {
+        while next < limit && next.saturating_sub(at) < st.ahead {
             if let Some(h) = self.held_at(next) {
                 // Held already (the footer): the window goes on after it.
                 next = h.0.range.end;
                 continue;
             }
-            let size = o.config.block_size.min(self.fetch_end(next) - next);
+            let size = o.config.block_size.min(self.fetch_end(next) - next).min(limit - next);
             let Some(lease) = pool::budget().try_read(size) else {
                 add(&o.counters.read_ahead_skipped, 1);
                 return;
@@ -860,18 +1041,29 @@ impl Reader {
 
     /// [`Reader::read_at`], polling `interrupted`.
     pub fn read_at_with(&self, position: u64, buf: &mut [u8], interrupted: &dyn Fn() -> bool) -> Result<usize> {
+        let len = buf.len();
+        self.positioned_read(position, &mut Dest::Slice(buf), len, interrupted)
+    }
+
+    /// [`Reader::read_at_with`] handing the bytes to `sink`, as [`Reader::read_to`] does.
+    pub fn read_at_to(&self, position: u64, len: usize, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>, interrupted: &dyn Fn() -> bool) -> Result<usize> {
+        self.positioned_read(position, &mut Dest::Sink(sink), len, interrupted)
+    }
+
+    /// The positioned read of [`Reader::read_at_with`] and [`Reader::read_at_to`].
+    fn positioned_read(&self, position: u64, dest: &mut Dest<'_>, len: usize, interrupted: &dyn Fn() -> bool) -> Result<usize> {
         let o = &self.object;
         add(&o.counters.pread_operations, 1);
-        if position >= o.length || buf.is_empty() {
+        if position >= o.length || len == 0 {
             return Ok(0);
         }
-        let want = buf.len().min((o.length - position).min(usize::MAX as u64) as usize);
+        let want = len.min((o.length - position).min(usize::MAX as u64) as usize);
         let mut done = 0;
         while done < want {
             let at = position + done as u64;
             let found = self.held_at(at).or_else(|| lock(&self.stream).window.iter().find(|f| f.covers(at)).cloned());
             if let Some(f) = found {
-                done += f.copy(o, at, &mut buf[done..want], interrupted).inspect_err(|e| self.forget(&f, e))?;
+                done += f.copy(o, at, dest, done, want - done, interrupted).inspect_err(|e| self.forget(&f, e))?;
                 continue;
             }
             add(&o.counters.prefetch_misses, 1);
@@ -880,7 +1072,7 @@ impl Reader {
             }
             let end = position + want as u64;
             let f = o.start(at..end, GetKind::Pread, o.lease(end - at, interrupted)?);
-            done += f.copy(o, at, &mut buf[done..want], interrupted)?;
+            done += f.copy(o, at, dest, done, want - done, interrupted)?;
         }
         add(&o.counters.bytes_read, done as u64);
         Ok(done)
@@ -911,16 +1103,17 @@ impl Reader {
         add(&o.counters.vectored_ranges, ranges.len() as u64);
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let mut vr = VectoredRead { rx, count: ranges.len(), remaining: ranges.len(), object: o.clone(), task: None, lease: Arc::new(None) };
-        // Ranges within a buffer held already (or the small object, fetched whole now) are
-        // cut from it; the rest are planned.
+        // Ranges whose bytes the reader holds or fetches already (the small object, fetched
+        // whole now; the footer; the read-ahead window, a random read's GET) are cut from
+        // those buffers without a GET; the rest are planned.
         if !ranges.iter().all(|r| r.is_empty()) {
             let _ = self.whole(interrupted)?;
         }
         let mut from_held = Vec::new();
         let mut rest = Vec::new();
         for (i, r) in ranges.iter().enumerate() {
-            match self.held_at(r.start).filter(|f| r.end <= f.0.range.end) {
-                Some(f) if !r.is_empty() => from_held.push((i, r.clone(), f)),
+            match self.buffers_of(r) {
+                Some(fs) if !r.is_empty() => from_held.push((i, r.clone(), fs)),
                 _ => rest.push((i, r.clone())),
             }
         }
@@ -935,6 +1128,20 @@ impl Reader {
         let task = o.rt.spawn(vectored(o.clone(), p, rest, from_held, active, tx));
         vr.task = Some(task.abort_handle());
         Ok(vr)
+    }
+
+    /// The buffers held or in flight (whole object, footer, the stream's window) whose
+    /// ranges, one after the other, cover `r`; `None` unless they cover all of it.
+    fn buffers_of(&self, r: &Range<u64>) -> Option<Vec<Fetch>> {
+        let window: Vec<Fetch> = lock(&self.stream).window.iter().cloned().collect();
+        let mut out = Vec::new();
+        let mut at = r.start;
+        while at < r.end {
+            let f = self.held_at(at).or_else(|| window.iter().find(|f| f.covers(at)).cloned())?;
+            at = f.0.range.end;
+            out.push(f);
+        }
+        Some(out)
     }
 
     /// Drop every buffer (read-ahead, whole object, footer) and end the read-ahead pattern,
@@ -963,19 +1170,35 @@ async fn vectored(
     o: Arc<Object>,
     p: plan::Plan,
     ranges: Vec<(usize, Range<u64>)>,
-    from_held: Vec<(usize, Range<u64>, Fetch)>,
+    from_held: Vec<(usize, Range<u64>, Vec<Fetch>)>,
     active: usize,
     tx: tokio::sync::mpsc::UnboundedSender<(usize, Result<Bytes>)>,
 ) {
-    for (i, r, f) in from_held {
-        let out = f.0.fut.clone().await.map(|b| {
-            let from = (r.start - f.0.range.start) as usize;
-            add(&f.0.used, r.end - r.start);
-            b.slice(from..from + (r.end - r.start) as usize)
-        });
-        if f.0.kind.prefetched() {
-            add(&o.counters.prefetch_hits, 1);
+    for (i, r, fs) in from_held {
+        let mut pieces = Vec::with_capacity(fs.len());
+        let mut failed = None;
+        for f in &fs {
+            match f.0.fut.clone().await {
+                Ok(b) => {
+                    let from = r.start.max(f.0.range.start) - f.0.range.start;
+                    let to = r.end.min(f.0.range.end) - f.0.range.start;
+                    add(&f.0.used, to - from);
+                    pieces.push(b.slice(from as usize..to as usize));
+                    if f.0.kind.prefetched() {
+                        add(&o.counters.prefetch_hits, 1);
+                    }
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
         }
+        let out = match failed {
+            Some(e) => Err(e),
+            None if pieces.len() == 1 => Ok(pieces.pop().expect("one piece")),
+            None => Ok(Bytes::from(pieces.concat())),
+        };
         let failed = out.is_err();
         let _ = tx.send((i, out));
         if failed {

@@ -58,6 +58,9 @@ Actions:
   drop                  forward, then close the client connection without
                         any response (the answer is lost after the server acted)
   delay                 sleep delay_ms, then forward normally
+  truncate              forward, then answer the upstream's status and headers
+                        (its full Content-Length) with only the first half of
+                        its body, and close the connection: a reset mid-body
   echo_checksum         forward, and when the request carried an
                         x-amz-checksum-<algorithm> header that the upstream's
                         answer lacks, add it to the answer: what S3 does for
@@ -85,7 +88,7 @@ import time
 import urllib.parse
 
 CONTROL_PREFIX = "/__fault/"
-ACTIONS = ("status", "status_after_forward", "error_body_200", "drop", "delay", "echo_checksum")
+ACTIONS = ("status", "status_after_forward", "error_body_200", "drop", "delay", "echo_checksum", "truncate")
 MATCH_KEYS = ("method", "query_has", "query_lacks", "part_number", "path_contains")
 LOG_LIMIT = 10_000
 LOG_BODY_LIMIT = 64 * 1024  # request bodies logged up to this size (not PUT bodies)
@@ -321,6 +324,9 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
                 log_then(200, self.send_error_xml, 200, rule["code"], rule["message"])
             elif action == "status_after_forward":
                 log_then(rule["status"], self.send_error_xml, rule["status"], rule["code"], rule["message"])
+            elif action == "truncate":
+                self.close_connection = True
+                log_then(status, self.send_upstream_response, status, reason, headers, resp_body, True)
             else:
                 if action == "echo_checksum":
                     headers, added = self.echo_checksum(headers)
@@ -364,7 +370,7 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
                  and name.lower() not in present]
         return list(headers) + added, bool(added)
 
-    def send_upstream_response(self, status, reason, headers, body):
+    def send_upstream_response(self, status, reason, headers, body, truncated=False):
         no_body = self.command == "HEAD" or status in (204, 304) or status < 200
         # send_response_only: no Server/Date of ours, the upstream's go through.
         self.send_response_only(status, reason)
@@ -379,7 +385,9 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if not no_body:
-            self.wfile.write(body)
+            self.wfile.write(body[: len(body) // 2] if truncated else body)
+            if truncated:
+                self.wfile.flush()
 
     def send_error_xml(self, status, code, message="injected"):
         body = s3_error_xml(code, message)

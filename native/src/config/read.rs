@@ -14,6 +14,8 @@
 //! | `fs.s3a.native.read.vectored.hole.size` | vectored ranges closer than this are fetched by one GET | `fs.s3a.vectored.read.min.seek.size`, else 1 MiB (AAL's) |
 //! | `fs.s3a.native.read.vectored.max.request.size` | a coalesced or single range larger than this is split into GETs of this size | `fs.s3a.vectored.read.max.merged.size`, else 16 MiB |
 //! | `fs.s3a.native.read.vectored.active.reads` | GETs of one vectored read in flight at once | `fs.s3a.vectored.active.ranged.reads`, else 4 (S3A's) |
+//! | `fs.s3a.change.detection.mode` | S3A's: `server` and `client` pin every GET to the ETag found at open (`If-Match`): an object changed since open fails the read (S3A's `RemoteFileChangedException`); `warn` and `none` send GETs unpinned, `warn` counting a changed ETag in the answer as a version mismatch and reading on (S3A also logs it); an unknown value is the default, as in S3A | `server` |
+//! | `fs.s3a.change.detection.source` | S3A's: `etag`; `versionid` is [`Unsupported`](crate::error::ErrorKind::Unsupported) (the file is read through stock S3A) unless the mode is `none` | `etag` |
 
 use crate::config::{parse_size, Settings};
 use crate::error::{Error, Result};
@@ -59,6 +61,32 @@ impl ReadPolicy {
     }
 }
 
+/// S3A's `fs.s3a.change.detection.mode`: what a GET does about an object changed since open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChangeDetection {
+    /// `server` (S3A's default) and `client`: every GET is pinned with `If-Match`; a change
+    /// fails the read. (S3A's client mode compares the answer's ETag instead of asking S3 to:
+    /// the outcome, a failed read, is the same.)
+    #[default]
+    Pinned,
+    /// `warn`: GETs unpinned; an answer with another ETag is counted as a version mismatch
+    /// and its bytes are used.
+    Warn,
+    /// `none`: GETs unpinned, nothing checked.
+    None,
+}
+
+impl ChangeDetection {
+    /// `fs.s3a.change.detection.mode` as S3A reads it (trimmed, any case; unknown: the default).
+    pub fn parse(mode: &str) -> ChangeDetection {
+        match mode.trim().to_ascii_lowercase().as_str() {
+            "warn" => ChangeDetection::Warn,
+            "none" => ChangeDetection::None,
+            _ => ChangeDetection::Pinned,
+        }
+    }
+}
+
 /// 1 MiB.
 const MIB: u64 = 1 << 20;
 
@@ -75,6 +103,7 @@ pub struct ReadConfig {
     pub vectored_hole_size: u64,
     pub vectored_max_request_size: u64,
     pub vectored_active_reads: usize,
+    pub change_detection: ChangeDetection,
 }
 
 impl Default for ReadConfig {
@@ -90,6 +119,7 @@ impl Default for ReadConfig {
             vectored_hole_size: MIB,
             vectored_max_request_size: 16 * MIB,
             vectored_active_reads: 4,
+            change_detection: ChangeDetection::Pinned,
         }
     }
 }
@@ -160,7 +190,21 @@ impl ReadConfig {
                 d.vectored_max_request_size,
             )?,
             vectored_active_reads: count("native.read.vectored.active.reads", Some("vectored.active.ranged.reads"), d.vectored_active_reads)?,
+            change_detection: settings.get(bucket, "change.detection.mode").map(ChangeDetection::parse).unwrap_or_default(),
         };
+        if c.change_detection != ChangeDetection::None {
+            match settings.get(bucket, "change.detection.source").map(|v| v.trim().to_ascii_lowercase()) {
+                None => {}
+                Some(v) if v == "etag" => {}
+                Some(v) if v == "versionid" => {
+                    return Err(Error::unsupported(
+                        &key("change.detection.source"),
+                        "the native reader pins reads to the ETag, not to a version id",
+                    ))
+                }
+                Some(v) => return Err(Error::invalid_setting(&key("change.detection.source"), format!("'{v}' is not etag or versionid"))),
+            }
+        }
         if c.block_size == 0 {
             return Err(Error::invalid_setting(&key("native.read.block.size"), "must be at least 1 byte"));
         }
@@ -200,6 +244,19 @@ mod tests {
         let c = ReadConfig::resolve(&s, "b").unwrap();
         assert_eq!((c.min_read_size, c.vectored_hole_size, c.policy), (128 << 10, 2 << 20, ReadPolicy::Random));
         assert_eq!(ReadConfig::resolve(&s, "other").unwrap().policy, ReadPolicy::Adaptive);
+    }
+
+    #[test]
+    fn change_detection_follows_s3a() {
+        let mode = |v: &str| ReadConfig::resolve(&Settings::new().with("fs.s3a.change.detection.mode", v), "b").unwrap().change_detection;
+        assert_eq!(ReadConfig::default().change_detection, ChangeDetection::Pinned);
+        assert_eq!((mode("server"), mode(" Client "), mode("WARN"), mode("none")), (ChangeDetection::Pinned, ChangeDetection::Pinned, ChangeDetection::Warn, ChangeDetection::None));
+        assert_eq!(mode("sometimes"), ChangeDetection::Pinned, "unknown: S3A's default");
+        let by_version = Settings::new().with("fs.s3a.bucket.b.change.detection.source", "versionId");
+        let e = ReadConfig::resolve(&by_version, "b").unwrap_err();
+        assert_eq!(e.kind(), crate::error::ErrorKind::Unsupported);
+        assert_eq!(e.setting(), Some("fs.s3a.bucket.b.change.detection.source"));
+        assert!(ReadConfig::resolve(&by_version.with("fs.s3a.change.detection.mode", "none"), "b").is_ok(), "none checks nothing");
     }
 
     #[test]

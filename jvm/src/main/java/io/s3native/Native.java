@@ -89,7 +89,9 @@ final class Native {
             case ALREADY_EXISTS:
                 return new FileAlreadyExistsException(null, null, message);
             default:
-                return new IOException(message);
+                // A read of an object changed since open (native/src/reader.rs).
+                return ObjectChangedException.PRECONDITION_FAILED.equals(s3Code) ? new ObjectChangedException(message)
+                        : new IOException(message);
         }
     }
 
@@ -153,12 +155,13 @@ final class Native {
     static native String version();
 
     // ---- the reader (native/src/jni_reader.rs) ------------------------------------------------
-    // policy: ReadPolicy's serde name (ADAPTIVE, SEQUENTIAL, RANDOM, COLUMNAR, WHOLE_FILE);
-    // length -1 and etag null: the reader sends one HEAD at open. Reads return the bytes
+    // options: ReadOptions as JSON by name ({"policy": ReadPolicy's serde name or a Hadoop
+    // read-policy list, "length": bytes, "etag": "...", "split_end": bytes}, each optional);
+    // without length and etag the reader sends one HEAD at open. Reads return the bytes
     // copied, or -1 at the end of the object.
 
-    static native long openReader(String bucket, String key, String[] settings, long credentials, String policy, long length,
-            String etag) throws IOException;
+    static native long openReader(String bucket, String key, String[] settings, long credentials, String options)
+            throws IOException;
 
     static native long readerLength(long handle) throws IOException;
 

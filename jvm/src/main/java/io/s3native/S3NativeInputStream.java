@@ -15,12 +15,13 @@ import java.util.Objects;
  * <p>The object's length and ETag come from the caller ({@link #open} with a length and
  * ETag) or from one HEAD at open; every GET is pinned to that ETag ({@code If-Match}), so an
  * object overwritten while it is read fails the read with an {@link IOException} naming the
- * key instead of mixing versions. Buffering, read-ahead, small-object and footer prefetch
+ * key ({@link ObjectChangedException}) instead of mixing versions. Buffering, read-ahead, small-object and footer prefetch
  * follow the {@link ReadPolicy} and are the native reader's; this class keeps only the
  * position and the handle's lifetime.
  *
- * <p>Reads copy once: {@link #read(byte[], int, int)} from the native buffers into the
- * array, {@link #read(ByteBuffer)} into a direct buffer without a Java copy.
+ * <p>Reads copy once: {@link #read(byte[], int, int)} from the native reader's buffers
+ * straight into the array, {@link #read(ByteBuffer)} into a direct buffer without a Java
+ * copy.
  * {@link #readAt(long, byte[], int, int)} (pread) does not move the position nor disturb the
  * read-ahead, and may run on other threads while a stream read is in progress.
  * {@link #readRanges} starts a vectored read whose ranges complete in any order.
@@ -74,7 +75,7 @@ public final class S3NativeInputStream extends InputStream {
 
     /** Open {@code s3://bucket/key} with the settings' read policy (one HEAD for the length and ETag). */
     public S3NativeInputStream(String bucket, String key, Map<String, String> settings) throws IOException {
-        this(bucket, key, settings, null, (String) null, -1, null);
+        this(bucket, key, settings, null, (String) null, -1, null, -1);
     }
 
     /**
@@ -83,14 +84,14 @@ public final class S3NativeInputStream extends InputStream {
      * @param settings the {@code fs.s3a.*} keys (endpoint, region, {@code fs.s3a.native.read.*}, ...)
      * @param credentials where the keys come from; null: the settings' keys, else the default chain
      * @param length the object's length in bytes, or -1 to HEAD it (with {@code etag})
-     * @param etag the object's ETag as S3 returns it, or null to HEAD it
+     * @param etag the object's ETag, quoted as S3 returns it or not, or null to HEAD it
      * @throws java.io.FileNotFoundException for a missing object
      * @throws IllegalArgumentException for a bad bucket, key or setting
      */
     public static S3NativeInputStream open(String bucket, String key, Map<String, String> settings, CredentialSource credentials,
             ReadPolicy policy, long length, String etag) throws IOException {
         return new S3NativeInputStream(bucket, key, settings, credentials, Objects.requireNonNull(policy, "policy").name(), length,
-                etag);
+                etag, -1);
     }
 
     /**
@@ -103,20 +104,66 @@ public final class S3NativeInputStream extends InputStream {
      */
     public static S3NativeInputStream open(String bucket, String key, Map<String, String> settings, CredentialSource credentials,
             String policy, long length, String etag) throws IOException {
-        return new S3NativeInputStream(bucket, key, settings, credentials, policy, length, etag);
+        return new S3NativeInputStream(bucket, key, settings, credentials, policy, length, etag, -1);
+    }
+
+    /**
+     * {@link #open(String, String, Map, CredentialSource, String, long, String)} for a split of
+     * the object that ends at {@code splitEnd} ({@code fs.option.openfile.split.end}; -1: none):
+     * a hint, not a limit. The read-ahead stops there; reads past it still return the object's
+     * bytes.
+     */
+    public static S3NativeInputStream open(String bucket, String key, Map<String, String> settings, CredentialSource credentials,
+            String policy, long length, String etag, long splitEnd) throws IOException {
+        return new S3NativeInputStream(bucket, key, settings, credentials, policy, length, etag, splitEnd);
     }
 
     private S3NativeInputStream(String bucket, String key, Map<String, String> settings, CredentialSource credentials,
-            String policy, long length, String etag) throws IOException {
+            String policy, long length, String etag, long splitEnd) throws IOException {
         Native.load();
         String[] kv = S3NativeOutputStream.toArray(settings);
-        long ptr = CredentialSource.with(credentials, c -> Native.openReader(bucket, key, kv, c, policy, length, etag));
+        String options = options(policy, length, etag, splitEnd);
+        long ptr = CredentialSource.with(credentials, c -> Native.openReader(bucket, key, kv, c, options));
         this.handle = new NativeHandle(ptr, Native::freeReader);
         CLEANER.register(this, handle);
         this.bucket = bucket;
         this.key = key;
         this.length = call(Native::readerLength);
         this.etag = call(Native::readerEtag);
+    }
+
+    /** The native reader's options (ReadOptions of native/src/reader.rs) as JSON by name; unknowns left out. */
+    static String options(String policy, long length, String etag, long splitEnd) {
+        StringBuilder b = new StringBuilder("{");
+        if (policy != null) {
+            b.append("\"policy\":").append(json(policy));
+        }
+        if (length >= 0) {
+            b.append(b.length() > 1 ? "," : "").append("\"length\":").append(length);
+        }
+        if (etag != null) {
+            b.append(b.length() > 1 ? "," : "").append("\"etag\":").append(json(etag));
+        }
+        if (splitEnd >= 0) {
+            b.append(b.length() > 1 ? "," : "").append("\"split_end\":").append(splitEnd);
+        }
+        return b.append('}').toString();
+    }
+
+    /** {@code s} as a JSON string. */
+    private static String json(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else if (c < 0x20) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.append('"').toString();
     }
 
     public String getBucket() {

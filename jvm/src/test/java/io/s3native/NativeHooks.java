@@ -18,6 +18,12 @@ final class NativeHooks {
     /** Panics inside the library: the panic must become an IOException. */
     static native void panicForTest() throws IOException;
 
+    /**
+     * Bytes copied out of native readers' buffers so far (ReadCopyTest): into slices by the
+     * reader ({@code intoSlices}), else straight into Java memory by the JNI layer.
+     */
+    static native long readCopiedBytes(boolean intoSlices) throws IOException;
+
     /** Benchmark baseline: upload {@code total} bytes through the Rust API alone, in {@code chunk}-byte writes. */
     static native long benchRustUpload(String bucket, String key, String[] settings, long total, int chunk) throws IOException;
 }

@@ -494,10 +494,11 @@ public class NativeS3AFileSystem extends S3AFileSystem {
     /** Hadoop's openFile options ({@code Options.OpenFileOptions}, 3.3.5+) and 3.3.4's S3A ones. */
     static final String OPT_READ_POLICY = "fs.option.openfile.read.policy";
     static final String OPT_LENGTH = "fs.option.openfile.length";
+    static final String OPT_SPLIT_END = "fs.option.openfile.split.end";
     static final String S3A_FADVISE = "fs.s3a.experimental.input.fadvise";
     /** The openFile keys the native open understands (as S3A does, or as hints without effect here). */
     private static final Set<String> OPEN_KEYS = Set.of(OPT_READ_POLICY, OPT_LENGTH, "fs.option.openfile.split.start",
-            "fs.option.openfile.split.end", "fs.option.openfile.buffer.size", "fs.option.openfile.footer.cache",
+            OPT_SPLIT_END, "fs.option.openfile.buffer.size", "fs.option.openfile.footer.cache",
             S3A_FADVISE, "fs.s3a.readahead.range", "fs.s3a.input.async.drain.threshold");
 
     private boolean readEnabled;
@@ -516,7 +517,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         String reason = readFallbackReason();
         if (reason == null) {
             try {
-                return openNative(path, null, -1, null);
+                return openNative(path, null, -1, null, -1);
             } catch (UnsupportedSettingException e) {
                 reason = e.getSetting() != null ? e.getSetting() : e.getMessage();
             }
@@ -529,8 +530,10 @@ public class NativeS3AFileSystem extends S3AFileSystem {
      * openFile: the read policy ({@code fs.option.openfile.read.policy}, or 3.3.4's
      * {@code fs.s3a.experimental.input.fadvise}; the first word the native reader knows, as
      * S3A maps them: ReadPolicy.parse_list), the length ({@code fs.option.openfile.length})
-     * and the file status (length and ETag: no HEAD at open) go to the native reader. The
-     * split range and buffer size are accepted and have no effect. A mandatory key the native
+     * the file status (length and ETag as S3A holds them: no HEAD at open) and the split end
+     * ({@code fs.option.openfile.split.end}: the native read-ahead stops there; a hint, reads
+     * past it work) go to the native reader. The split start and buffer size are accepted and
+     * have no effect. A mandatory key the native
      * open does not know goes to stock S3A, which rejects what it does not know either
      * (IllegalArgumentException, at the call). Open failures complete the future
      * exceptionally, as S3A's do.
@@ -562,10 +565,11 @@ public class NativeS3AFileSystem extends S3AFileSystem {
                 // The length and ETag of a status are the object's (no HEAD). A length option alone
                 // is a hint S3A trusts even when absurd (Hadoop's contract tests pass 4.32e61 for a
                 // 512-byte file); the native reader, pinned to an ETag, HEADs for both then.
+                // The ETag as the status has it (quoted or not: the native reader takes both forms).
                 String etag = status instanceof org.apache.hadoop.fs.EtagSource
-                        ? quoted(((org.apache.hadoop.fs.EtagSource) status).getEtag()) : null;
+                        ? ((org.apache.hadoop.fs.EtagSource) status).getEtag() : null;
                 long length = status != null && etag != null ? status.getLen() : -1;
-                result.complete(openNative(path, policy, length, etag));
+                result.complete(openNative(path, policy, length, etag, splitEnd(options)));
                 return result;
             } catch (UnsupportedSettingException e) {
                 reason = e.getSetting() != null ? e.getSetting() : e.getMessage();
@@ -578,15 +582,16 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         return super.openFileWithOptions(rawPath, parameters);
     }
 
-    /** An ETag as S3 sends it, quotes included (S3A's status holds it unquoted on SDK v1); null stays null. */
-    private static String quoted(String etag) {
-        if (etag == null || etag.isEmpty()) {
-            return null;
+    /** {@code fs.option.openfile.split.end}, or -1 when unset, negative or not a number (as S3A: an unusable hint is none). */
+    private static long splitEnd(Configuration options) {
+        try {
+            return Math.max(-1, options.getLong(OPT_SPLIT_END, -1));
+        } catch (NumberFormatException e) {
+            return -1;
         }
-        return etag.startsWith("\"") || etag.startsWith("W/") ? etag : "\"" + etag + "\"";
     }
 
-    private FSDataInputStream openNative(Path path, String policy, long length, String etag) throws IOException {
+    private FSDataInputStream openNative(Path path, String policy, long length, String etag, long splitEnd) throws IOException {
         Credentials credentials = this.credentials;
         if (credentials == null) {
             throw new IOException("s3native: FileSystem is closed: " + getUri());
@@ -599,7 +604,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         S3NativeInputStream in;
         try {
             in = S3NativeInputStream.open(getBucket(), key, withReferrer(settings.map, span), credentials.source, policy,
-                    length, etag);
+                    length, etag, splitEnd);
         } finally {
             span.deactivate();
         }

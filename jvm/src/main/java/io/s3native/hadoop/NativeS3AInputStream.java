@@ -14,6 +14,7 @@ import org.apache.hadoop.fs.FSExceptionMessages;
 import org.apache.hadoop.fs.FSInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.fs.s3a.RemoteFileChangedException;
 import org.apache.hadoop.fs.statistics.IOStatistics;
 import org.apache.hadoop.fs.statistics.IOStatisticsAggregator;
 import org.apache.hadoop.fs.statistics.IOStatisticsSnapshot;
@@ -21,6 +22,7 @@ import org.apache.hadoop.fs.statistics.IOStatisticsSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.s3native.ObjectChangedException;
 import io.s3native.S3NativeInputStream;
 
 /**
@@ -37,6 +39,10 @@ import io.s3native.S3NativeInputStream;
  * {@code stream_read_*} names where S3A has one and the native figures as {@code s3native.*}
  * (the native reader's mapping). Close twice does nothing; reads, seeks and
  * {@code available()} after close throw {@link IOException} ({@code Stream is closed!}).
+ *
+ * <p>An object changed since open fails the read with S3A's
+ * {@link RemoteFileChangedException} (the native reader's GETs are pinned to the ETag, as
+ * S3A's are with its default {@code fs.s3a.change.detection.mode=server}), naming the path.
  *
  * <p>Bytes read count in the filesystem's {@link FileSystem.Statistics} as they are read (as
  * S3A's stream counts them: Spark's input metrics), and at close the stream's IOStatistics
@@ -115,6 +121,11 @@ class NativeS3AInputStream extends FSInputStream
         }
     }
 
+    /** S3A's exception for a read of an object changed since open ({@code ChangeTracker}'s). */
+    RemoteFileChangedException changed(ObjectChangedException e, String operation) {
+        return new RemoteFileChangedException("s3a://" + in.getBucket() + "/" + in.getKey(), operation, e.getMessage(), e);
+    }
+
     private int counted(int n) {
         if (n > 0 && fsStatistics != null) {
             fsStatistics.incrementBytesRead(n);
@@ -125,7 +136,12 @@ class NativeS3AInputStream extends FSInputStream
     @Override
     public synchronized int read() throws IOException {
         checkNotClosed();
-        int b = in.read();
+        int b;
+        try {
+            b = in.read();
+        } catch (ObjectChangedException e) {
+            throw changed(e, "read");
+        }
         if (b >= 0) {
             counted(1);
         }
@@ -141,14 +157,22 @@ class NativeS3AInputStream extends FSInputStream
         if (off < 0 || len < 0 || len > b.length - off) {
             throw new IndexOutOfBoundsException("offset " + off + ", length " + len + ", buffer " + b.length);
         }
-        return counted(in.read(b, off, len));
+        try {
+            return counted(in.read(b, off, len));
+        } catch (ObjectChangedException e) {
+            throw changed(e, "read");
+        }
     }
 
     /** ByteBufferReadable: fills {@code buf} from its position; -1 at the end of the object. */
     @Override
     public synchronized int read(ByteBuffer buf) throws IOException {
         checkNotClosed();
-        return counted(in.read(buf));
+        try {
+            return counted(in.read(buf));
+        } catch (ObjectChangedException e) {
+            throw changed(e, "read");
+        }
     }
 
     @Override
@@ -158,7 +182,11 @@ class NativeS3AInputStream extends FSInputStream
         if (length == 0) {
             return 0;
         }
-        return counted(in.readAt(position, buffer, offset, length));
+        try {
+            return counted(in.readAt(position, buffer, offset, length));
+        } catch (ObjectChangedException e) {
+            throw changed(e, "read");
+        }
     }
 
     @Override
@@ -183,7 +211,11 @@ class NativeS3AInputStream extends FSInputStream
         if (position < 0) {
             throw new EOFException(FSExceptionMessages.NEGATIVE_SEEK + " " + position);
         }
-        return counted(in.readAt(position, buf));
+        try {
+            return counted(in.readAt(position, buf));
+        } catch (ObjectChangedException e) {
+            throw changed(e, "read");
+        }
     }
 
     @Override

@@ -17,6 +17,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.VectoredReadUtils;
 import org.apache.hadoop.fs.statistics.IOStatisticsAggregator;
 
+import io.s3native.ObjectChangedException;
 import io.s3native.S3NativeInputStream;
 
 /**
@@ -84,7 +85,7 @@ final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
         DELIVERY.execute(() -> deliver(read, buffers, lengths, futures));
     }
 
-    private static void deliver(S3NativeInputStream.VectoredRead read, ByteBuffer[] buffers, int[] lengths,
+    private void deliver(S3NativeInputStream.VectoredRead read, ByteBuffer[] buffers, int[] lengths,
             CompletableFuture<ByteBuffer>[] futures) {
         try (read) {
             int i;
@@ -94,8 +95,10 @@ final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
                 futures[i].complete(b);
             }
         } catch (IOException | RuntimeException | Error e) {
+            // An object changed since open: S3A's exception, as for the other reads.
+            Throwable failure = e instanceof ObjectChangedException ? changed((ObjectChangedException) e, "readVectored") : e;
             for (CompletableFuture<ByteBuffer> f : futures) {
-                f.completeExceptionally(e);
+                f.completeExceptionally(failure);
             }
         }
     }
