@@ -45,6 +45,13 @@ ZIG_VERSION := 0.17.0
 ZIGBUILD_VERSION := 0.24.1
 ZIG_VENV := target/tools/zig
 ZIGBUILD := target/tools/bin/cargo-zigbuild
+# `cargo install` compiles in a temporary folder it then deletes, so each fresh clone (CI's
+# .ci/run) compiled cargo-zigbuild and s3s-fs from scratch: 1 and 1.5 minutes on 2 cores. Their
+# builds are kept under TOOLS_CACHE instead, one folder per tool and version (as Maven, pip and
+# Go keep theirs under the home folder); cargo still checks them, so a fresh clone only
+# installs the binary. TOOLS_CACHE= compiles in a temporary folder as before.
+TOOLS_CACHE ?= $(HOME)/.cache/s3native/cargo-install
+cargo_install_dir = $(if $(TOOLS_CACHE),--target-dir $(TOOLS_CACHE)/$(1))
 
 .PHONY: build zig-tools test druid druid-install-jar druid-tests test-druid bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark hadoop-suite hadoop-suite-ci hadoop-suite-baseline hadoop-suite-run
 
@@ -53,7 +60,7 @@ build: zig-tools
 
 zig-tools:
 	if [ "$$($(ZIGBUILD) --version 2>/dev/null)" != "cargo-zigbuild $(ZIGBUILD_VERSION)" ]; then
-	  $(CARGO) install cargo-zigbuild --version $(ZIGBUILD_VERSION) --locked --root target/tools
+	  $(CARGO) install cargo-zigbuild --version $(ZIGBUILD_VERSION) --locked --root target/tools $(call cargo_install_dir,cargo-zigbuild-$(ZIGBUILD_VERSION))
 	fi
 	if [ "$$($(ZIG_VENV)/bin/python -m ziglang version 2>/dev/null)" != "$(ZIG_VERSION)" ]; then
 	  python3 -m venv $(ZIG_VENV)
@@ -231,29 +238,37 @@ hadoop-tests:
 S3S_FS := target/tools/bin/s3s-fs
 BENCH_ROOT ?= /dev/shm/s3native-bench
 
+S3S_FS_VERSION := 0.14.1
+
 $(S3S_FS):
-	$(CARGO) install s3s-fs --version 0.14.1 --features binary --locked --root target/tools
+	$(CARGO) install s3s-fs --version $(S3S_FS_VERSION) --features binary --locked --root target/tools $(call cargo_install_dir,s3s-fs-$(S3S_FS_VERSION))
 
 # The Rust worker is built like the release library (zigbuild, same target and profile), so it
 # reuses that build's dependencies instead of compiling them all again for the host (~2.5 min
-# on 2 cores); run.py runs it from target/release/examples/.
-bench-build: $(JAR_DEP) server-install $(S3S_FS) zig-tools
+# on 2 cores); run.py runs it from target/release/examples/. The Java worker is compiled alone
+# (javac) against the jar and Hadoop 3.4; it runs on either line's classpath.
+BENCH_CLASSPATHS := target/bench/classpath-3.3 target/bench/classpath-3.4
+BENCH_JAVA_WORKER := jvm/src/test/java/io/s3native/bench/WriteWorkload.java
+
+bench-build: $(JAR_DEP) server-install $(S3S_FS) zig-tools $(BENCH_CLASSPATHS)
 	scripts/bench-tools.sh
 	CARGO_ZIGBUILD_PYTHON_PATH=$(abspath $(ZIG_VENV))/bin/python $(ZIGBUILD) zigbuild --release --target $(GLIBC_TARGET) --example bench_worker
 	install -D $(NATIVE_LIB_DIR)/examples/bench_worker target/release/examples/bench_worker
-	# The Java worker and each Hadoop line's classpath (the worker compiles against either).
-	for line in 3.3 3.4; do
-	  $(MVN) -q -f jvm/pom.xml -Phadoop-$$line test-compile dependency:build-classpath -Ds3native.library.dir=$(NATIVE_LIB_DIR) \
-	    -Dmdep.includeScope=test -Dmdep.outputFile=$(CURDIR)/target/bench/classpath-$$line
-	done
-	rm -rf target/bench/classes && mkdir -p target/bench/classes/io/s3native/bench
-	cp jvm/target/test-classes/io/s3native/bench/WriteWorkload*.class target/bench/classes/io/s3native/bench/
+	rm -rf target/bench/classes && mkdir -p target/bench/classes
+	javac --release 17 -nowarn -d target/bench/classes -cp $$(ls jvm/target/s3native-*.jar):$$(cat target/bench/classpath-3.4) $(BENCH_JAVA_WORKER)
+
+# Each Hadoop line's test classpath, resolved by Maven again only when jvm/pom.xml changes.
+target/bench/classpath-%: jvm/pom.xml
+	mkdir -p target/bench
+	$(MVN) -q -f jvm/pom.xml -Phadoop-$* dependency:build-classpath -Ds3native.library.dir=$(NATIVE_LIB_DIR) \
+	  -Dmdep.includeScope=test -Dmdep.outputFile=$(CURDIR)/$@.tmp | sed 's/\x1b\[[0-9;]*m//g'
+	mv $@.tmp $@
 
 bench: bench-build
 	S3NATIVE_BENCH_DATA=$(BENCH_ROOT) .venv/bin/python benches/harness/run.py $(BENCH_ARGS)
 
 bench-smoke: bench-build
-	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-smoke .venv/bin/python benches/harness/run.py --smoke
+	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-smoke .venv/bin/python benches/harness/run.py --smoke $(BENCH_SMOKE_ARGS)
 
 # The replicated Iceberg single-reader benchmark (issue 14; benches/harness/read_bench.py and
 # the module benches/iceberg): Iceberg 1.10.1's row and Arrow readers read one month (one

@@ -39,6 +39,7 @@ by scripts/bench-tools.sh, which `make bench` runs first.
 """
 
 import argparse
+import concurrent.futures
 import datetime
 import json
 import os
@@ -72,6 +73,26 @@ WORKLOADS = {
     "32 x 64 MiB, 8 threads": (32, 64 * MIB, 8),
     "2000 x 100 KiB, 8 threads": (2000, 100 * 1024, 8),
 }
+
+# CI's smoke round (--smoke): every variant of every workload once, end to end, at the
+# smallest shape that still takes each path: the large file in parts (3 parts of SMOKE_PART),
+# several files per thread, the small files from 8 threads. A run's fixed cost (a JVM, the
+# client, a fresh process) is most of its time there, so the smoke also runs SMOKE_JOBS
+# processes at once, warms each up on SMOKE_WARMUP bytes and starts its JVMs with
+# SMOKE_JVM_OPTS: figures from it tell nothing of speed, only that each way writes and
+# verifies its files.
+SMOKE_PART = 8 * MIB
+SMOKE_WORKLOADS = {
+    "1 x 2 GiB": (1, 3 * SMOKE_PART, 1),
+    "32 x 64 MiB, 8 threads": (16, MIB, 8),
+    "2000 x 100 KiB, 8 threads": (32, 100 * 1024, 8),
+}
+SMOKE_WARMUP = 64 * 1024
+SMOKE_JOBS = 2
+SMOKE_SCALE = 1 / 64  # the Spark job's TPC-H scale factor in the smoke round
+# Short-lived JVMs: C1 alone and the serial collector (no JIT or GC threads competing with
+# the other runs for the 2 cores).
+SMOKE_JVM_OPTS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
 
 # (profile, tls): the headline is TLS with unsigned payloads; plain HTTP signs payloads.
 CONDITIONS = [("loopback", True), ("s3like", True), ("loopback", False), ("s3like", False)]
@@ -239,9 +260,11 @@ class Runner:
                                                  os.path.join(ROOT, "target/bench/classes"), self.jar, f.read().strip()])
         self.worker = os.path.join(ROOT, "target/release/examples/bench_worker")
         self.serial = 0
+        self.lock = threading.Lock()
+        self.part = args.part_mib * MIB
+        self.jvm_opts = SMOKE_JVM_OPTS if args.smoke and not args.issue13 else []
 
-    def command(self, v, profile, tls, files, size, threads, warmup):
-        self.serial += 1
+    def command(self, v, profile, tls, files, size, threads, warmup, serial, buffer_dir):
         url = self.endpoints.url(profile, tls)
         conf = {
             "fs.s3a.endpoint": url,
@@ -252,20 +275,21 @@ class Runner:
             "fs.s3a.secret.key": servers.SECRET_KEY,
             "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
             # S3A's disk buffer on the machine's disk (its default is under /tmp, which may be tmpfs).
-            "fs.s3a.buffer.dir": self.buffer_dir,
+            "fs.s3a.buffer.dir": buffer_dir,
         }
         if not v.defaults:
             # The defaults of both, spelled out so every variant surely gets the same.
-            conf.update({"fs.s3a.multipart.size": str(PART), "fs.s3a.fast.upload.active.blocks": str(ACTIVE_BLOCKS)})
+            conf.update({"fs.s3a.multipart.size": str(self.part),
+                         "fs.s3a.fast.upload.active.blocks": str(ACTIVE_BLOCKS)})
         conf.update(v.conf)
-        args = [f"way={v.way}", f"bucket={BUCKET}", f"prefix=run{self.serial}", f"files={files}", f"size={size}",
+        args = [f"way={v.way}", f"bucket={BUCKET}", f"prefix=run{serial}", f"files={files}", f"size={size}",
                 f"threads={threads}", f"warmup={warmup}"] + [f"conf.{k}={val}" for k, val in conf.items()]
         if v.kind == "rust":
             extra = ([f"big={scaled(v.big, self.args.scale)}"] if v.big else []) + (["pause=true"] if v.pause else [])
-            return [self.worker, f"part={v.part or PART}", f"in_flight={v.in_flight or ACTIVE_BLOCKS}",
+            return [self.worker, f"part={v.part or self.part}", f"in_flight={v.in_flight or ACTIVE_BLOCKS}",
                     f"unsigned={str(tls).lower()}"] + extra + args
         cert = self.endpoints.cert
-        return ["java", "-Xmx4g", f"-Djavax.net.ssl.trustStore={cert['truststore']}",
+        return ["java", "-Xmx4g", *self.jvm_opts, f"-Djavax.net.ssl.trustStore={cert['truststore']}",
                 f"-Djavax.net.ssl.trustStorePassword={cert['password']}", "-cp", self.classpath[v.line],
                 "io.s3native.bench.WriteWorkload"] + args
 
@@ -322,8 +346,19 @@ class Runner:
         return "".join(out), err, (-1 if timed_out.is_set() else p.returncode), outside
 
     def run(self, v, profile, tls, workload, files, size, threads):
-        warmup = v.warmup if v.warmup is not None else min(size, 2 * PART + MIB)
-        cmd = self.command(v, profile, tls, files, size, threads, warmup)
+        """One run; with --jobs above 1 others run at the same time (each under its own
+        prefix and S3A buffer folder) and `run_all` empties the server after them."""
+        with self.lock:
+            self.serial += 1
+            serial = self.serial
+        if v.warmup is not None:
+            warmup = v.warmup
+        elif self.args.warmup_bytes is not None:
+            warmup = min(size, self.args.warmup_bytes)
+        else:
+            warmup = min(size, 2 * self.part + MIB)
+        buffer_dir = os.path.join(self.buffer_dir, f"run{serial}")
+        cmd = self.command(v, profile, tls, files, size, threads, warmup, serial, buffer_dir)
         env = dict(os.environ, SSL_CERT_FILE=self.endpoints.cert["ca"])
         record = {"condition": condition_name(profile, tls), "profile": profile, "tls": tls, "workload": workload,
                   "variant": v.name, "family": v.family, "memory": v.memory, "files": files, "file_bytes": size,
@@ -331,16 +366,17 @@ class Runner:
         if v.budget:
             record["budget_bytes"] = v.budget
         if v.way == "ceiling" or v.way == "writemultipart":
-            record.update(part_bytes=v.part or PART, in_flight=v.in_flight or ACTIVE_BLOCKS)
+            record.update(part_bytes=v.part or self.part, in_flight=v.in_flight or ACTIVE_BLOCKS)
         started = time.time()
-        os.makedirs(self.buffer_dir, exist_ok=True)
+        os.makedirs(buffer_dir, exist_ok=True)
         port = urllib.parse.urlsplit(self.endpoints.url(profile, tls)).port
         try:
             out, err, rc, outside = self.execute(cmd, env, port, v.pause)
             record.update(outside)
         finally:
-            self.endpoints.clear()
-            shutil.rmtree(self.buffer_dir, ignore_errors=True)
+            if self.args.jobs == 1:
+                self.endpoints.clear()
+            shutil.rmtree(buffer_dir, ignore_errors=True)
         result = next((json.loads(l[7:]) for l in out.splitlines() if l.startswith("RESULT ")), None)
         if rc != 0 or result is None:
             tail = "\n".join(((err or "") + (out or "")).strip().splitlines()[-15:])
@@ -352,6 +388,20 @@ class Runner:
                   f"{result['cpu_seconds'] / (result['bytes'] / GIB):6.2f} CPU s/GiB "
                   f"{record['peak_connections']:3d} conns  ({time.time() - started:.0f} s)", flush=True)
         return record
+
+    def run_all(self, variants, *args):
+        """`run` of each variant, in order; with --jobs N, N at a time (each its own process),
+        the server emptied after the last. Yields the records in the order of `variants`."""
+        if self.args.jobs == 1:
+            for v in variants:
+                yield self.run(v, *args)
+            return
+        with concurrent.futures.ThreadPoolExecutor(self.args.jobs) as pool:
+            try:
+                yield from pool.map(lambda v: self.run(v, *args), variants)
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+                self.endpoints.clear()
 
 
 def scaled(size, scale):
@@ -411,6 +461,9 @@ def run_issue13(a, runner, records, save):
                 save(False)
 
 
+SPARK_PROCESSES = []  # the Spark jobs' spark-demo.sh, each the leader of its process group
+
+
 def run_spark(a, endpoints, profile, tls, scale, rounds):
     """The Spark main job through both file systems; one record per table, variant and round."""
     cert = endpoints.cert
@@ -419,17 +472,21 @@ def run_spark(a, endpoints, profile, tls, scale, rounds):
                S3NATIVE_DEMO_ACCESS_KEY="testing", S3NATIVE_DEMO_SECRET_KEY="testing",
                S3NATIVE_DEMO_SCALE=f"{scale:g}", S3NATIVE_DEMO_ROUNDS=str(rounds),
                S3NATIVE_DEMO_WARMUP_ROUNDS="0",  # the harness's own rounds and order
+               S3NATIVE_DEMO_SPARK=a.spark_line,
                SSL_CERT_FILE=cert["ca"], AWS_CA_BUNDLE=cert["ca"],
                JAVA_TOOL_OPTIONS=f"-Djavax.net.ssl.trustStore={cert['truststore']} "
                                  f"-Djavax.net.ssl.trustStorePassword={cert['password']}")
     results_file = os.path.join(ROOT, "target/spark/demo/results.json")
     if os.path.exists(results_file):
         os.remove(results_file)
-    base = {"condition": condition_name(profile, tls), "profile": profile, "tls": tls, "threads": 2}
-    print(f"-- Spark job (SF {scale:g}, {rounds} rounds): scripts/spark-demo.sh", flush=True)
+    base = {"condition": condition_name(profile, tls), "profile": profile, "tls": tls, "threads": 2,
+            "spark_line": a.spark_line}
+    print(f"-- Spark job (Spark {a.spark_line}, SF {scale:g}, {rounds} rounds): scripts/spark-demo.sh"
+          + (" (alongside the other runs)" if a.jobs > 1 else ""), flush=True)
     # Its own process group: a timeout or a stop takes spark-submit's JVMs down with it.
     p = subprocess.Popen([os.path.join(ROOT, "scripts/spark-demo.sh")], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    SPARK_PROCESSES.append(p)
     try:
         out, _ = p.communicate(timeout=a.timeout * 4)
         rc = p.returncode
@@ -463,8 +520,9 @@ def run_spark(a, endpoints, profile, tls, scale, rounds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--smoke", action="store_true",
-                    help="CI's check that every variant runs: scale 1/16, 1 round, no warm-up round, S3-like TLS "
-                         "and loopback HTTP, results under target/bench-smoke")
+                    help="CI's check that every variant runs: each workload once at SMOKE_WORKLOADS' shape (8 MiB "
+                         "parts), no warm-up round, S3-like TLS and loopback HTTP, SMOKE_JOBS runs at once, the "
+                         "Spark job at SF 1/64 alongside, results under target/bench-smoke")
     ap.add_argument("--rounds", type=int, default=3, help="measured rounds (default 3)")
     ap.add_argument("--warmup-rounds", type=int, default=1,
                     help="unrecorded rounds of every variant on the small-files workload per condition (default 1)")
@@ -481,13 +539,33 @@ def main():
                     help="only issue 13's figures (ISSUE13_CELLS: netbound, CPU, budget, FileSystem create.performance, "
                          "64-writer memory, fairness), reported with their targets; with --smoke at scale 1/16, "
                          "one round. --conditions, --workloads, --variants and --warmup-rounds do not apply")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="runs at once within a workload, each its own process (default 1; --smoke: SMOKE_JOBS); "
+                         "above 1 the Spark job runs alongside the others: for checking, not for measuring")
+    ap.add_argument("--part-mib", type=int, default=None,
+                    help="fs.s3a.multipart.size of the variants that spell it out, in MiB (default 64; --smoke: 8)")
+    ap.add_argument("--warmup-bytes", type=int, default=None,
+                    help="bytes of each run's warm-up file (default: the file size, at most 2 parts + 1 MiB; "
+                         "--smoke: 64 KiB)")
+    ap.add_argument("--spark-line", default="3.5",
+                    help="the Spark line of the Spark job (workload 4), as spark/demo.py's S3NATIVE_DEMO_SPARK "
+                         "(default 3.5, Hadoop 3.3.4)")
     ap.add_argument("--cells", default="all",
                     help="with --issue13: comma list of cell numbers, 1-5 as listed in ISSUE13_CELLS (default all)")
     a = ap.parse_args()
     if a.smoke and a.issue13:
         a.scale, a.rounds, a.warmup_rounds = 1 / 16, 1, 0
     elif a.smoke:
-        a.scale, a.rounds, a.warmup_rounds, a.conditions = 1 / 16, 1, 0, "s3like-tls,loopback-http"
+        a.scale, a.rounds, a.warmup_rounds, a.conditions = SMOKE_SCALE, 1, 0, "s3like-tls,loopback-http"
+        a.jobs = SMOKE_JOBS if a.jobs is None else a.jobs
+        a.part_mib = a.part_mib or SMOKE_PART // MIB
+        a.warmup_bytes = SMOKE_WARMUP if a.warmup_bytes is None else a.warmup_bytes
+    a.jobs = a.jobs or 1
+    a.part_mib = a.part_mib or PART // MIB
+    if a.jobs < 1 or a.part_mib < 5:
+        ap.error("--jobs takes 1 or more, --part-mib 5 or more (S3's smallest part)")
+    if a.issue13 and a.jobs > 1:
+        ap.error("--issue13 runs one process at a time (its figures are per-process measurements)")
     a.out = a.out or os.path.join(ROOT, "target/bench-smoke" if a.smoke else "benches/results")
 
     conditions = [c for c in CONDITIONS if a.conditions == "all"
@@ -505,6 +583,8 @@ def main():
         ap.error("nothing selected to run")
 
     def shape(w):
+        if a.smoke:
+            return SMOKE_WORKLOADS[w]
         files, size, threads = WORKLOADS[w]
         if files > 100:
             return max(threads, round(files * a.scale)), size, threads
@@ -526,7 +606,8 @@ def main():
             "complete": complete,
             "command": " ".join(sys.argv[1:]) or "(full run)",
             "scale": a.scale, "rounds": a.rounds, "warmup_rounds": a.warmup_rounds,
-            "part_bytes": PART, "active_blocks": ACTIVE_BLOCKS, "equal_budget_bytes": EQUAL_BUDGET,
+            "part_bytes": a.part_mib * MIB, "active_blocks": ACTIVE_BLOCKS, "equal_budget_bytes": EQUAL_BUDGET,
+            "jobs": a.jobs, "warmup_bytes": a.warmup_bytes,
             "latency_ms": servers.LATENCY_MS, "rate_kb_s": servers.RATE_KB_S, "profiles": servers.PROFILES,
             "issue13": a.issue13,
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
@@ -534,6 +615,7 @@ def main():
             "workloads": {w: dict(zip(("files", "file_bytes", "threads"), shape(w))) for w in workloads},
             "issue13_workloads": ISSUE13_WORKLOADS if a.issue13 else None,
             "spark_scale": (a.scale if a.scale < 1 else 1) if spark else None,
+            "spark_line": a.spark_line if spark else None,
         }
         with open(stem + ".json.tmp", "w") as f:
             json.dump({"meta": meta, "runs": records}, f, indent=1)
@@ -545,6 +627,7 @@ def main():
 
     signal.signal(signal.SIGTERM, stop)
     complete = False
+    spark_pool, spark_job = concurrent.futures.ThreadPoolExecutor(1), None
     try:
         endpoints.start(moto=spark)
         runner = Runner(a, endpoints)
@@ -556,21 +639,29 @@ def main():
             small = shape(names[-1])
             for r in range(a.warmup_rounds):
                 print(f"-- warm-up round {r + 1} ({names[-1]})", flush=True)
-                for v in in_condition:
-                    runner.run(v, profile, tls, "warm-up", *small)
+                for _ in runner.run_all(in_condition, profile, tls, "warm-up", *small):
+                    pass
+            in_spark = spark and tls and profile == "s3like"
+            if in_spark and a.jobs > 1:
+                # Alongside the other runs (its own server, moto, and its own chain to it).
+                spark_job = spark_pool.submit(run_spark, a, endpoints, profile, tls, a.scale if a.scale < 1 else 1,
+                                              a.rounds)
             for w in workloads:
                 files, size, threads = shape(w)
                 for r in range(a.rounds):
                     print(f"-- {w} ({files} x {size} B, {threads} threads), round {r + 1}/{a.rounds}", flush=True)
                     # Odd rounds go in reverse order: no variant always runs first or last.
-                    for v in (in_condition if r % 2 == 0 else in_condition[::-1]):
-                        rec = runner.run(v, profile, tls, w, files, size, threads)
+                    for rec in runner.run_all(in_condition if r % 2 == 0 else in_condition[::-1],
+                                              profile, tls, w, files, size, threads):
                         rec["round"] = r + 1
                         records.append(rec)
                         save(False)
-            if spark and tls and profile == "s3like":
+            if in_spark and a.jobs == 1:
                 records += run_spark(a, endpoints, profile, tls, a.scale if a.scale < 1 else 1, a.rounds)
                 save(False)
+        if spark_job:
+            records += spark_job.result()
+            save(False)
         complete = True
     except KeyboardInterrupt:
         print("stopped: reporting the runs so far", flush=True)
@@ -579,6 +670,10 @@ def main():
         print("the harness failed: reporting the runs so far", flush=True)
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let the servers stop
+        for p in SPARK_PROCESSES:  # a Spark job still running alongside (stopped or failed run)
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+        spark_pool.shutdown(wait=True)
         endpoints.stop()
 
     save(complete)

@@ -31,6 +31,7 @@ Why these:
   (toxics/bandwidth.go, v2.5.0); its rate is in KB/s of 1000 bytes.
 """
 
+import concurrent.futures
 import json
 import os
 import shutil
@@ -93,11 +94,20 @@ class Endpoints:
         self.cert = self._certificate()
         shutil.rmtree(self.data_root, ignore_errors=True)
         os.makedirs(os.path.join(self.data_root, self.bucket))
+        # Both at once: each start waits until its server answers (moto's imports take seconds).
+        starts = []
         if s3s:
-            self.servers.append(local_s3.start("s3s-fs", self.workdir, detach=True, data_dir=self.data_root,
-                                               access_key=ACCESS_KEY, secret_key=SECRET_KEY))
+            starts.append(("s3s-fs", dict(data_dir=self.data_root, access_key=ACCESS_KEY, secret_key=SECRET_KEY)))
         if moto:
-            self.servers.append(local_s3.start("moto", self.workdir, detach=True))
+            starts.append(("moto", {}))
+        with concurrent.futures.ThreadPoolExecutor(len(starts)) as pool:
+            futures = [pool.submit(local_s3.start, kind, self.workdir, detach=True, **options)
+                       for kind, options in starts]
+        for f in futures:  # every one that started is stopped by `stop`, then the first error raised
+            if f.exception() is None:
+                self.servers.append(f.result())
+        for f in futures:
+            f.result()
         upstreams = {s.kind: s.port for s in self.servers}
 
         tls = {name: local_s3.free_port() for name in upstreams}
