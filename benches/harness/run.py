@@ -19,7 +19,14 @@ multipart size or active blocks spelled out) unless the variant says otherwise. 
   4. loopback TLS, 64 writers of 32 MiB (Rust worker, 256 MiB budget): peak RSS over the RSS
      at READY (no writer open), both read from /proc/<pid>/status by the harness;
   5. s3like TLS, fairness (Rust worker, 256 MiB): 2000 x 100 KiB from 8 threads alone, and
-     the same with one more thread writing a 2 GiB file at once; per class of writer.
+     the same with one more thread writing a 2 GiB file at once; per class of writer. The
+     bound, in the same round: the same small writers while another process (the ceiling
+     way: its own client, runtime and connections) uploads 2 GiB at the first process's
+     connections and the big writer's part size, i.e. what any client gets beside such an
+     upload on this machine. Around each run's measured part the harness reads the CPU of
+     the machine (/proc/stat), of the worker, its s3native runtime threads, the other
+     process and each server process (/proc/<pid>/stat), and the connections the worker
+     opened (run_fair).
 At full scale with 3 rounds, on an otherwise idle 2-core machine, this takes about 35
 minutes (cell 1 about 20 of them: each 2 GiB run at 4 connections of 9 MB/s is a minute).
 
@@ -499,7 +506,7 @@ def run_fair(runner, v, profile, tls, workload, files, size, threads, earlier):
         n = (ref or {}).get("connections") or 13
         part = FAIR_BESIDE_PART
         if ref and parts_of(ref):
-            part = max(5 * MIB, -(-(ref["bytes"] - files * size) // parts_of(ref)) // MIB * MIB)
+            part = max(5 * MIB, int(-(-(ref["bytes"] - files * size) // parts_of(ref))) // MIB * MIB)
         big = scaled(FAIR_BESIDE_BYTES, r.args.scale)
         c = Variant(f"ceiling: {n} connections, {part // MIB} MiB parts", "ceiling", "rust", "ceiling",
                     in_flight=n, part=part, pause=True, warmup=MIB)
