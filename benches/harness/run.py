@@ -514,8 +514,8 @@ def run_fair(runner, v, profile, tls, workload, files, size, threads, earlier):
         record["beside"] = {"variant": c.name, "in_flight": n, "part_bytes": part, "bytes": big}
     started = time.time()
     workers = [Paused(cmd, env, port) for cmd in cmds]
-    chain = [(os.path.basename(p.args[0]), p.pid) for p in r.endpoints.procs] + \
-        [(s.kind, s.pid) for s in r.endpoints.servers]
+    chain = [(next((n for n in ("stunnel", "toxiproxy") if n in os.path.basename(p.args[0])), p.args[0]), p.pid)
+             for p in r.endpoints.procs] + [(s.kind, s.pid) for s in r.endpoints.servers]
     try:
         for w in workers:
             w.ready.wait(r.args.timeout)
