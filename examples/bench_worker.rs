@@ -392,6 +392,10 @@ fn main() {
         "budget_overcommits": after.budget_overcommits - before.budget_overcommits,
     });
     let mut result = result;
+    if a.way == "s3native" {
+        // The process's upload connections (the fairness cell's other process uploads at as many).
+        result["connections"] = s3native::pool::connection_use().connections.into();
+    }
     if a.big > 0 {
         result["classes"] = serde_json::json!({"small": small.lock().unwrap().json(), "big": big.lock().unwrap().json()});
     } else if a.way == "s3native" {

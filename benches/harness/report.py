@@ -169,6 +169,8 @@ S3A_DISK, FS_PERF, S3A_PERF = "S3A disk, Hadoop 3.4 (SDK v2)", "s3native FileSys
 WM, CEIL = "object_store WriteMultipart (Rust)", "ceiling: prebuilt parts (Rust)"
 RUST64 = "s3native Writer (Rust), 64 writers, 256 MiB budget"
 ALONE, WITH_BIG = "small writers alone (Rust), 256 MiB budget", "small writers + one 2 GiB writer (Rust), 256 MiB budget"
+# The fairness cell's bound: the small writers beside the same upload from another process.
+BESIDE = "small writers alone (Rust), 256 MiB budget, beside a 2 GiB ceiling upload in another process"
 # Blocked time "near 0": at most 1% of the run's wall time.
 NEAR_ZERO = 0.01
 
@@ -276,10 +278,42 @@ def issue13(data):
         + mib_s(FAIR, WITH_BIG, lambda r: r["classes"]["big"]["bytes"] / MIB / r["classes"]["big"]["seconds"])
         + " MiB/s, " + ratio_cell(per_round(FAIR, lambda rs: rs[WITH_BIG]["classes"]["big"]["seconds"]
                                             / rs[WITH_BIG]["classes"]["small"]["seconds"]))
-        + "x the small ones' time (below 1: the small ones ran alone at the end)")
+        + "x the small ones' time (below 1: the small ones ran alone at the end); bound: the same small writers "
+        "beside a 2 GiB upload from another process (ceiling way, "
+        + next((f"{rs[BESIDE]['beside']['in_flight']} connections, {rs[BESIDE]['beside']['part_bytes'] // MIB} MiB parts"
+                for rs in by.get(FAIR, {}).values() if BESIDE in rs), "-")
+        + ") / alone = " + ratio_cell(per_round(FAIR, lambda rs: small_rate(rs[BESIDE]) / small_rate(rs[ALONE])))
+        + " (its upload " + mib_s(FAIR, BESIDE, lambda r: r["beside"]["mib_s"]) + " MiB/s, "
+        + ratio_cell(per_round(FAIR, lambda rs: rs[BESIDE]["beside"]["seconds"] / rs[BESIDE]["classes"]["small"]["seconds"]))
+        + "x the small ones' time); with one writer / beside another process = "
+        + ratio_cell(per_round(FAIR, lambda rs: small_rate(rs[WITH_BIG]) / small_rate(rs[BESIDE])))
+        + " (near 1 or above: the machine binds, not s3native's scheduling)")
+
+    def busy(v, k):
+        xs = per_round(FAIR, lambda rs: rs[v]["cpu"][k])
+        return f"{median(xs):.2f}" if xs else "-"
+
+    cpus = next((rs[v]["cpus"] for rs in by.get(FAIR, {}).values() for v in rs if "cpus" in rs[v]), None)
+    rows.append("| fairness: CPUs busy while the small writers ran (machine / writer process / its s3native runtime "
+                "/ other process / s3s-fs / stunnel / toxiproxy / rest) | "
+                + "; ".join(f"{n} " + " / ".join(busy(v, k) for k in ("machine", "client", "client_runtime",
+                                                                      "other_process", "s3s-fs", "stunnel",
+                                                                      "toxiproxy", "rest"))
+                            for n, v in (("small alone", ALONE), ("small with big", WITH_BIG),
+                                         ("small beside another process", BESIDE)))
+                + f" | reported | - | CPU seconds over the small writers' wall time, of {cpus or '-'} CPUs "
+                "(/proc/stat, /proc/<pid>/stat read by the harness); rest: everything else on the machine |")
+    conn = [f"{n} {conns(FAIR, v)} / " + (lambda xs: f"{median(xs):.0f}" if xs else "-")(
+        per_round(FAIR, lambda rs, v=v: rs[v]["connections_opened"]))
+        for n, v in (("small alone", ALONE), ("small with big", WITH_BIG), ("small beside another process", BESIDE))]
+    rows.append("| fairness: the writer process's connections, peak / opened while measured | " + "; ".join(conn)
+                + " | reported | - | established TCP connections read from /proc every 0.1 s; each opened one is "
+                "a TLS handshake |")
+
     def waits(what):
         return (f"small alone {p99_ms(FAIR, ALONE, 'small', what)}; small with big "
-                f"{p99_ms(FAIR, WITH_BIG, 'small', what)}; big {p99_ms(FAIR, WITH_BIG, 'big', what)}")
+                f"{p99_ms(FAIR, WITH_BIG, 'small', what)}; big {p99_ms(FAIR, WITH_BIG, 'big', what)}; small beside "
+                f"another process {p99_ms(FAIR, BESIDE, 'small', what)}")
 
     rows.append(f"| fairness: part queue wait p99 per writer class | {waits('queue_wait_p99_us')} | reported | - "
                 "| p99 over the class's writers of each writer's p99; n/a: no parts (a file within one part is one "

@@ -19,7 +19,14 @@ multipart size or active blocks spelled out) unless the variant says otherwise. 
   4. loopback TLS, 64 writers of 32 MiB (Rust worker, 256 MiB budget): peak RSS over the RSS
      at READY (no writer open), both read from /proc/<pid>/status by the harness;
   5. s3like TLS, fairness (Rust worker, 256 MiB): 2000 x 100 KiB from 8 threads alone, and
-     the same with one more thread writing a 2 GiB file at once; per class of writer.
+     the same with one more thread writing a 2 GiB file at once; per class of writer. The
+     bound, in the same round: the same small writers while another process (the ceiling
+     way: its own client, runtime and connections) uploads 2 GiB at the first process's
+     connections and the big writer's part size, i.e. what any client gets beside such an
+     upload on this machine. Around each run's measured part the harness reads the CPU of
+     the machine (/proc/stat), of the worker, its s3native runtime threads, the other
+     process and each server process (/proc/<pid>/stat), and the connections the worker
+     opened (run_fair).
 At full scale with 3 rounds, on an otherwise idle 2-core machine, this takes about 35
 minutes (cell 1 about 20 of them: each 2 GiB run at 4 connections of 9 MB/s is a minute).
 
@@ -183,13 +190,29 @@ I13 = {
     "rust-64": Variant("s3native Writer (Rust), 64 writers, 256 MiB budget", "s3native", "rust", "s3native",
                        defaults=True, conf={"fs.s3a.native.memory.budget": "256M"}, memory="equal",
                        pause=True, warmup=4096, budget=256 * MIB),
+    # The fairness cell's workers pause at READY and after RESULT (run_fair reads their CPU
+    # and the machine's from /proc around the measured part).
     "small-alone": Variant("small writers alone (Rust), 256 MiB budget", "s3native", "rust", "s3native",
                            defaults=True, conf={"fs.s3a.native.memory.budget": "256M"}, memory="equal",
-                           budget=256 * MIB, big=0),
+                           budget=256 * MIB, big=0, pause=True),
     "small-with-big": Variant("small writers + one 2 GiB writer (Rust), 256 MiB budget", "s3native", "rust",
                               "s3native", defaults=True, conf={"fs.s3a.native.memory.budget": "256M"},
-                              memory="equal", budget=256 * MIB, big=2 * GIB),
+                              memory="equal", budget=256 * MIB, big=2 * GIB, pause=True),
+    # The bound: the same small writers while ANOTHER process (the ceiling way, its own client
+    # and runtime) uploads the 2 GiB file at the in-process big writer's connections and part
+    # size, so nothing of s3native's scheduling is shared; what any client gets beside such
+    # an upload on this machine.
+    "small-beside-ceiling": Variant("small writers alone (Rust), 256 MiB budget, beside a 2 GiB ceiling upload "
+                                    "in another process", "s3native", "rust", "s3native", defaults=True,
+                                    conf={"fs.s3a.native.memory.budget": "256M"}, memory="equal",
+                                    budget=256 * MIB, big=0, pause=True),
 }
+FAIR_WORKLOAD = "fairness: 2000 x 100 KiB (8 threads) + 1 x 2 GiB"
+# The other process's upload in "small-beside-ceiling": bytes (scaled); its parts in flight
+# are the small writers' process connections (their RESULT's `connections`), its part size
+# the in-process big writer's (2 GiB over its parts, same round), 8 MiB until one was measured.
+FAIR_BESIDE_BYTES = 2 * GIB
+FAIR_BESIDE_PART = 8 * MIB
 # The ceiling at a writer's connection count: run after the writers of the cell in each
 # round, once per (peak connections, part size) measured for its s3native variants.
 SAME_CONNECTIONS = "ceiling at the same connections"
@@ -199,7 +222,7 @@ ISSUE13_CELLS = [
     ("loopback", True, "1 x 2 GiB", ["stream", "writemultipart", "ceiling"]),
     ("s3like", True, "2000 x 100 KiB, 8 threads", ["stream", "stream-1g", "stream-256", "fs-perf", "s3a-perf"]),
     ("loopback", True, "64 x 32 MiB, 64 threads", ["rust-64"]),
-    ("s3like", True, "fairness: 2000 x 100 KiB (8 threads) + 1 x 2 GiB", ["small-alone", "small-with-big"]),
+    ("s3like", True, FAIR_WORKLOAD, ["small-alone", "small-with-big", "small-beside-ceiling"]),
 ]
 
 
@@ -218,6 +241,11 @@ def proc_status_bytes(pid, field):
 def established(pid, port):
     """Established TCP connections of process `pid` to port `port` on this host: its socket
     inodes (/proc/<pid>/fd) matched with the connection tables of its network namespace."""
+    return len(established_sockets(pid, port))
+
+
+def established_sockets(pid, port):
+    """The socket inodes of `established(pid, port)`'s connections (a set)."""
     inodes = set()
     try:
         for fd in os.listdir(f"/proc/{pid}/fd"):
@@ -229,7 +257,7 @@ def established(pid, port):
                 inodes.add(target[8:-1])
     except OSError:
         return 0
-    n = 0
+    found = set()
     for table in ("tcp", "tcp6"):
         try:
             with open(f"/proc/{pid}/net/{table}") as f:
@@ -240,8 +268,8 @@ def established(pid, port):
             c = row.split()
             # remote address "ADDR:PORT" (hex), state 01 = ESTABLISHED, inode
             if c[3] == "01" and int(c[2].rsplit(":", 1)[1], 16) == port and c[9] in inodes:
-                n += 1
-    return n
+                found.add(c[9])
+    return found
 
 
 class Runner:
@@ -415,6 +443,180 @@ def parts_of(record):
     return sum(v for k, v in req.items() if k.endswith(".upload_part") or k == "s3a.multipart_upload_part_put")
 
 
+def cpu_seconds_of(pid, thread=None):
+    """User + system CPU seconds of process `pid` so far (/proc/<pid>/stat), or of its threads
+    named `thread` (/proc/<pid>/task/*/stat); None when it cannot be read."""
+    hz = os.sysconf("SC_CLK_TCK")
+
+    def one(path):
+        with open(path) as f:
+            st = f.read()
+        fields = st[st.rindex(")") + 2:].split()  # from field 3 (state) on: utime is 14, stime 15
+        return st[st.index("(") + 1:st.rindex(")")], (int(fields[11]) + int(fields[12])) / hz
+
+    try:
+        if thread is None:
+            return one(f"/proc/{pid}/stat")[1]
+        total = 0.0
+        for t in os.listdir(f"/proc/{pid}/task"):
+            try:
+                name, c = one(f"/proc/{pid}/task/{t}/stat")
+            except OSError:
+                continue
+            total += c if name == thread else 0.0
+        return total
+    except OSError:
+        return None
+
+
+def machine_busy_seconds():
+    """CPU seconds the whole machine spent busy so far, all CPUs (/proc/stat: every state but
+    idle and iowait)."""
+    with open("/proc/stat") as f:
+        t = [int(x) for x in f.readline().split()[1:9]]
+    return (sum(t) - t[3] - t[4]) / os.sysconf("SC_CLK_TCK")
+
+
+class Paused:
+    """One bench_worker started with pause=true: READY after its warm-up, RESULT after the
+    measured part; it goes on at each line sent to it."""
+
+    def __init__(self, cmd, env, port):
+        self.port, self.lines, self.peak, self.seen = port, [], 0, set()
+        self.err = tempfile.TemporaryFile("w+")
+        self.p = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
+                                  text=True)
+        self.ready, self.result = threading.Event(), threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._sample, daemon=True).start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            self.lines.append(line)
+            if line.strip() == "READY":
+                self.ready.set()
+            elif line.startswith("RESULT "):
+                self.result.set()
+        self.ready.set()
+        self.result.set()
+
+    def _sample(self):
+        """Peak established connections, and every one seen (`seen`; `seen_at_go`: those seen
+        before the measured part), every 0.1 s."""
+        while self.p.poll() is None:
+            now = established_sockets(self.p.pid, self.port)
+            self.peak = max(self.peak, len(now))
+            self.seen |= now
+            time.sleep(0.1)
+
+    def tell(self):
+        try:
+            self.p.stdin.write("go\n")
+            self.p.stdin.flush()
+        except OSError:  # it exited: its status and stderr tell why
+            pass
+
+    def finish(self, timeout):
+        """(RESULT json or None, exit status, the tail of its output)."""
+        self.tell()
+        try:
+            self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        self.err.seek(0)
+        out = "".join(self.lines)
+        result = next((json.loads(l[7:]) for l in out.splitlines() if l.startswith("RESULT ")), None)
+        tail = "\n".join((self.err.read() + out).strip().splitlines()[-15:])
+        return result, self.p.returncode, tail
+
+
+def run_fair(runner, v, profile, tls, workload, files, size, threads, earlier):
+    """One run of the fairness cell (5): the worker of `v`, and for "small-beside-ceiling" a
+    second process uploading the 2 GiB file the ceiling way at the same time; both start
+    their measured part together (after both READY). Besides the worker's RESULT, records
+    `cpu`: CPUs busy on average (CPU seconds over the small writers' wall time) of the whole
+    machine, this worker, its s3native runtime threads, the other process and each server
+    process of the chain (s3s-fs, stunnel, toxiproxy); `rest` is the machine minus those
+    (other processes on the machine)."""
+    r = runner
+    r.serial += 1
+    url = r.endpoints.url(profile, tls)
+    port = urllib.parse.urlsplit(url).port
+    env = dict(os.environ, SSL_CERT_FILE=r.endpoints.cert["ca"])
+    record = {"condition": condition_name(profile, tls), "profile": profile, "tls": tls, "workload": workload,
+              "variant": v.name, "family": v.family, "memory": v.memory, "files": files, "file_bytes": size,
+              "threads": threads, "budget_bytes": v.budget}
+    warmup = v.warmup if v.warmup is not None else min(size, 2 * PART + MIB)
+    cmds = [r.command(v, profile, tls, files, size, threads, warmup)]
+    if v is I13["small-beside-ceiling"]:
+        # The latest measured in this run (`earlier`: the records so far, this cell's last).
+        ref = next((x for x in reversed(earlier) if x["variant"] == I13["small-with-big"].name
+                    and x["workload"] == workload and "error" not in x), None)
+        n = (ref or {}).get("connections") or 13
+        part = FAIR_BESIDE_PART
+        if ref and parts_of(ref):
+            part = max(5 * MIB, int(-(-(ref["bytes"] - files * size) // parts_of(ref))) // MIB * MIB)
+        big = scaled(FAIR_BESIDE_BYTES, r.args.scale)
+        c = Variant(f"ceiling: {n} connections, {part // MIB} MiB parts", "ceiling", "rust", "ceiling",
+                    in_flight=n, part=part, pause=True, warmup=MIB)
+        cmds.append(r.command(c, profile, tls, 1, big, 1, MIB))
+        record["beside"] = {"variant": c.name, "in_flight": n, "part_bytes": part, "bytes": big}
+    started = time.time()
+    workers = [Paused(cmd, env, port) for cmd in cmds]
+    chain = [(next((n for n in ("stunnel", "toxiproxy") if n in os.path.basename(p.args[0])), p.args[0]), p.pid)
+             for p in r.endpoints.procs] + [(s.kind, s.pid) for s in r.endpoints.servers]
+    try:
+        for w in workers:
+            w.ready.wait(r.args.timeout)
+        main = workers[0]
+
+        def sample():
+            return {"wall": time.time(), "machine": machine_busy_seconds(), "client": cpu_seconds_of(main.p.pid),
+                    "client_runtime": cpu_seconds_of(main.p.pid, "s3native-io"),
+                    **({"other_process": cpu_seconds_of(workers[1].p.pid)} if len(workers) > 1 else {}),
+                    **{name: cpu_seconds_of(pid) for name, pid in chain}}
+
+        s0 = sample()
+        seen0 = set(main.seen)
+        for w in workers:
+            w.tell()
+        main.result.wait(r.args.timeout)
+        s1 = sample()
+        for w in workers[1:]:
+            w.result.wait(r.args.timeout)
+        outcomes = [w.finish(r.args.timeout) for w in workers]
+    finally:
+        for w in workers:
+            if w.p.poll() is None:
+                w.p.kill()
+                w.p.wait()
+        r.endpoints.clear()
+    wall = s1["wall"] - s0["wall"]
+    cpu = {k: (s1[k] - s0[k]) / wall for k in s0 if k != "wall" and s0[k] is not None and s1[k] is not None}
+    cpu["rest"] = cpu["machine"] - sum(x for k, x in cpu.items() if k not in ("machine", "client_runtime"))
+    # Connections the worker opened during the measured part (new TLS handshakes), as far as
+    # 0.1 s sampling sees them.
+    record.update(cpu=cpu, cpus=os.cpu_count(), peak_connections=main.peak,
+                  connections_opened=len(main.seen - seen0))
+    failed = [(i, o) for i, o in enumerate(outcomes) if o[1] != 0 or o[0] is None]
+    if failed:
+        i, (_, rc, tail) = failed[0]
+        record["error"] = f"{'other process: ' if i else ''}exit status {rc}: {tail}"
+        print(f"  FAILED {v.name}: {record['error']}", flush=True)
+        return record
+    record.update(outcomes[0][0])
+    if len(outcomes) > 1:
+        other = outcomes[1][0]
+        record["beside"].update(seconds=other["seconds"], peak_connections=workers[1].peak,
+                                mib_s=other["bytes"] / MIB / other["seconds"])
+    small = record["classes"]["small"]
+    print(f"  {v.name[:60]:60s} small {small['bytes'] / MIB / small['seconds']:6.1f} MiB/s, machine "
+          f"{cpu['machine']:.2f} of {os.cpu_count()} CPUs busy (client {cpu['client']:.2f}, runtime "
+          f"{cpu.get('client_runtime', 0):.2f}, rest {cpu['rest']:.2f})  ({time.time() - started:.0f} s)", flush=True)
+    return record
+
+
 def run_issue13(a, runner, records, save):
     """Issue 13's cells (ISSUE13_CELLS), rounds inside each cell, the writers' order reversed on
     odd rounds; each round's ceilings at the same connections after that round's writers."""
@@ -432,7 +634,10 @@ def run_issue13(a, runner, records, save):
             print(f"-- round {r + 1}/{a.rounds}", flush=True)
             done = []
             for v in (writers if r % 2 == 0 else writers[::-1]):
-                rec = runner.run(v, profile, tls, workload, files, size, threads)
+                if workload == FAIR_WORKLOAD:
+                    rec = run_fair(runner, v, profile, tls, workload, files, size, threads, records)
+                else:
+                    rec = runner.run(v, profile, tls, workload, files, size, threads)
                 rec["round"] = r + 1
                 records.append(rec)
                 done.append(rec)
