@@ -178,6 +178,10 @@ fn opt_string<'local>(env: &mut Env<'local>, s: Option<&str>) -> std::result::Re
 #[path = "jni_reader.rs"]
 mod reader;
 
+/// The Parquet writer's methods (`io.s3native.parquet.ParquetNative`).
+#[path = "jni_parquet.rs"]
+mod parquet_writer;
+
 // ---------------------------------------------------------------------------------------
 // Interrupt polling
 
