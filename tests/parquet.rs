@@ -43,10 +43,17 @@ fn shared_budget() -> std::sync::RwLockReadGuard<'static, ()> {
 /// (byte, short, int, long, float, double, boolean, decimal(10,2) and (38,18), string,
 /// binary, date, timestamp with and without a time zone, struct, array, map), each
 /// column with nulls.
+fn some(i: usize, every: usize) -> bool {
+    i % every != 0
+}
+
+/// `v`, or null every `every`th row.
+fn opt<T>(i: usize, every: usize, v: T) -> Option<T> {
+    some(i, every).then_some(v)
+}
+
 fn spark_batch(from: usize, rows: usize) -> RecordBatch {
     let ids: Vec<usize> = (from..from + rows).collect();
-    let some = |i: usize, every: usize| i % every != 0;
-    let opt = |i: usize, every: usize, v| if some(i, every) { Some(v) } else { None };
     let strings: Vec<Option<String>> = ids.iter().map(|&i| some(i, 5).then(|| format!("row {i} ü{}", "x".repeat(i % 13)))).collect();
     let binaries: Vec<Option<Vec<u8>>> = ids.iter().map(|&i| some(i, 6).then(|| (0..(i % 17)).map(|b| (b * i) as u8).collect())).collect();
     let inner = Fields::from(vec![Field::new("a", DataType::Int32, true), Field::new("b", DataType::Utf8, true)]);

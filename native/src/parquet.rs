@@ -513,21 +513,16 @@ impl ParquetWriter {
         self.check_open()?;
         self.source = None;
         let mut encoder = self.encoder.take().expect("an open writer has its encoder");
-        let finished = encoder.finish().map(|_| encoder.flushed_row_groups().len() as u64);
-        let row_groups = match finished {
-            Ok(n) => n,
+        // finish writes the last row group and the footer and flushes them into the sink,
+        // which stays inside the encoder: the writer is closed in place.
+        let row_groups = match encoder.finish() {
+            Ok(metadata) => metadata.num_row_groups() as u64,
             Err(e) => {
                 let e = self.encoder_error(e, "writing the last row group and the footer");
                 return Err(self.fail(e));
             }
         };
-        let mut sink = match encoder.into_inner() {
-            Ok(s) => s,
-            Err(e) => {
-                let e = self.encoder_error(e, "flushing the encoder");
-                return Err(self.fail(e));
-            }
-        };
+        let sink = encoder.inner_mut();
         match sink.writer.close() {
             Ok(upload) => {
                 let r = ParquetResult { rows: self.rows, row_groups, file_size: upload.length, upload };
