@@ -391,6 +391,7 @@ fn bad_c_input_fails_with_errors_not_crashes() {
     let writer = Writer::open(&tb.bucket, &tb.key("failing.parquet"), Mode::Publish, &settings()).unwrap();
     let mut w = unsafe { ParquetWriter::open_c_stream(writer, &mut s, &ParquetOptions::default()) }.unwrap();
     let e = w.write_from_stream(None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Io, "the producer's failure is an I/O error: {e}");
     assert!(e.message().contains("the producer broke") && e.message().contains("after 10 rows"), "{e}");
     assert_eq!(w.close().unwrap_err().message(), e.message());
 

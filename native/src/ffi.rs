@@ -1216,7 +1216,8 @@ pub unsafe extern "C" fn s3n_parquet_open(
 ///
 /// Errors (each one fails the writer and aborts its upload; later calls report it):
 /// `S3N_ERR_INVALID_ARGUMENT` for a NULL or released stream, a schema or batch not the
-/// file's (the message names the column), the stream's own error; the writer's failure;
+/// file's (the message names the column); `S3N_ERR_IO` for the stream's own error (the
+/// producer's message included); the writer's failure;
 /// `S3N_ERR_STATE` after close or abort.
 ///
 /// # Safety

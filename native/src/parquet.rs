@@ -414,8 +414,9 @@ impl ParquetWriter {
     /// to `max_batches` (all when `None`), stopping early when the stream ends (it is then
     /// released). A writer without a stream, or whose stream has ended, takes nothing.
     ///
-    /// Errors (each fails the writer): the stream's own error (its `get_last_error`) or a
-    /// batch it handed over that does not import; those of [`ParquetWriter::write`].
+    /// Errors (each fails the writer): [`ErrorKind::Io`] for the stream's own error (its
+    /// `get_last_error`: the producer failed) or a batch it handed over that does not
+    /// import; those of [`ParquetWriter::write`].
     pub fn write_from_stream(&mut self, max_batches: Option<u64>) -> Result<StreamProgress> {
         self.check_open()?;
         let mut progress = StreamProgress::default();
@@ -431,7 +432,7 @@ impl ParquetWriter {
                     break;
                 }
                 Some(Err(e)) => {
-                    let e = Error::invalid_argument(format!("{}: the Arrow stream failed after {} rows: {e}", self.name, self.rows));
+                    let e = Error::new(ErrorKind::Io, format!("{}: the Arrow stream failed after {} rows: {e}", self.name, self.rows));
                     return Err(self.fail(e));
                 }
                 Some(Ok(batch)) => {
@@ -451,8 +452,8 @@ impl ParquetWriter {
     /// fails, after close or abort too.
     ///
     /// Errors (each fails the writer): [`ErrorKind::InvalidArgument`] for a NULL or
-    /// released stream, a schema not the file's, the stream's own error; those of
-    /// [`ParquetWriter::write`].
+    /// released stream or a schema not the file's; [`ErrorKind::Io`] for the stream's own
+    /// error; those of [`ParquetWriter::write`].
     ///
     /// # Safety
     /// As [`ParquetWriter::open_c_stream`].
@@ -469,7 +470,7 @@ impl ParquetWriter {
             match batch {
                 Ok(b) => self.write(&aligned(b))?,
                 Err(e) => {
-                    let e = Error::invalid_argument(format!("{}: the Arrow stream failed after {} rows: {e}", self.name, self.rows));
+                    let e = Error::new(ErrorKind::Io, format!("{}: the Arrow stream failed after {} rows: {e}", self.name, self.rows));
                     return Err(self.fail(e));
                 }
             }

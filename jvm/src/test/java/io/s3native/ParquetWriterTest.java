@@ -52,17 +52,17 @@ import org.junit.jupiter.api.Test;
 class ParquetWriterTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static String bucket;
-    private static BufferAllocator allocator;
+    private static BufferAllocator rootAllocator;
 
     @BeforeAll
     static void setUp() {
         bucket = S3Test.newBucket("parquet");
-        allocator = new RootAllocator();
+        rootAllocator = new RootAllocator();
     }
 
     @AfterAll
     static void tearDown() {
-        allocator.close();
+        rootAllocator.close();
     }
 
     /** id int64 (not null), name utf8 (null every 5th row), price decimal(10,2), day date, ts timestamp(us, UTC). */
@@ -83,7 +83,7 @@ class ParquetWriterTest {
         private int next;
 
         Batches(int batches, int rows, int failAt) {
-            super(allocator);
+            super(rootAllocator);
             this.batches = batches;
             this.rows = rows;
             this.failAt = failAt;
@@ -138,8 +138,8 @@ class ParquetWriterTest {
 
     /** A stream exported from {@code reader}; the caller closes it (after the writer took it over, a no-op). */
     private static ArrowArrayStream export(ArrowReader reader) {
-        ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator);
-        Data.exportArrayStream(allocator, reader, stream);
+        ArrowArrayStream stream = ArrowArrayStream.allocateNew(rootAllocator);
+        Data.exportArrayStream(rootAllocator, reader, stream);
         return stream;
     }
 
