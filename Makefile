@@ -80,7 +80,7 @@ header-check:
 # The release library exports the C ABI and the JNI methods and no test hook. rustc also
 # exports the C ABI of dependencies (crc-fast's crc_fast_*, pulled in by object_store's
 # CRC64NVME checksums); those are listed here by name.
-SYMBOL_OK := ^(s3n_|Java_io_s3native_Native_|crc_fast_)
+SYMBOL_OK := ^(s3n_|Java_io_s3native_Native_|Java_io_s3native_parquet_ParquetNative_|crc_fast_)
 SYMBOL_HOOKS := NativeHooks|panicForTest|benchRustUpload|readCopiedBytes
 symbols-check: build
 	syms=$$(nm -D --defined-only $(NATIVE_LIB_DIR)/libs3native.so | awk '{print $$3}')

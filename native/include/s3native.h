@@ -12,6 +12,9 @@
  * (s3n_credentials_new, passed to the *_with_credentials calls; free it after its writers).
  * Reading: s3n_reader_open -> s3n_reader_read / s3n_reader_pread / s3n_reader_read_ranges
  * (then s3n_vectored_next until the index is SIZE_MAX, s3n_vectored_free) -> s3n_reader_free.
+ * Parquet: s3n_parquet_open (an Arrow C data schema) -> s3n_parquet_write_stream /
+ * s3n_parquet_write_array (Arrow C stream / C data structs, passed as void *) ->
+ * s3n_parquet_close -> s3n_parquet_free.
  */
 
 #ifndef S3NATIVE_H
@@ -70,6 +73,13 @@
 // `S3N_ERR_ALREADY_EXISTS`.
 #define S3N_MODE_CREATE_IF_ABSENT 2
 
+// Rows of a row group at most, by default: parquet-rs's default (1,048,576).
+#define DEFAULT_ROW_GROUP_ROWS (1024 * 1024)
+
+// Encoded bytes of a row group at most, by default: 128 MiB, parquet-java's
+// `parquet.block.size` default (what Spark writes).
+#define DEFAULT_ROW_GROUP_BYTES ((128 * 1024) * 1024)
+
 // Where a writer's credentials come from, when not from its settings: a C callback, asked
 // through the library's credentials cache (see `s3n_credentials_new`). Opaque.
 typedef struct s3n_credentials s3n_credentials;
@@ -80,6 +90,11 @@ typedef struct s3n_credentials_out s3n_credentials_out;
 
 // An error (opaque).
 typedef struct s3n_error s3n_error;
+
+// An open Parquet writer (opaque): Arrow data in, one Parquet object out (see
+// `s3n_parquet_open`). Writes and closes are serialised; `s3n_parquet_abort` may be called
+// from another thread.
+typedef struct s3n_parquet_writer s3n_parquet_writer;
 
 // An open reader (opaque). `s3n_reader_read` and `s3n_reader_unbuffer` are serialised;
 // `s3n_reader_pread`, `s3n_reader_read_ranges` and the accessors may run from several
@@ -529,6 +544,98 @@ int32_t s3n_vectored_next(struct s3n_vectored *vectored,
 // # Safety
 // `vectored` came from `s3n_reader_read_ranges` and is not used afterwards.
 void s3n_vectored_free(struct s3n_vectored *vectored);
+
+// Open a Parquet writer for `s3://bucket/key`: the columns are the children of `schema`, a
+// `struct ArrowSchema *` of the Arrow C data interface of struct type (format `+s`), only
+// read here (the caller still releases it). `mode` and the settings are those of
+// `s3n_writer_open` (`S3N_MODE_DEFERRED`: close uploads every part and the result is
+// completed or aborted later with `s3n_complete` / `s3n_abort`). `options_json` (NULL: the
+// defaults) names the encoding, every field optional: `{"compression": "SNAPPY" | "ZSTD" |
+// "NONE", "compression_level": 1..22 (ZSTD only), "row_group_rows": rows (default
+// 1048576), "row_group_bytes": bytes (default 134217728), "created_by": "...",
+// "key_value_metadata": {"key": "value"}}`; an unknown field is an error naming it. On
+// success `*out` receives the writer; free it with `s3n_parquet_free`.
+//
+// Errors: `S3N_ERR_INVALID_ARGUMENT` (bad bucket, key, mode, setting, options, or a schema
+// that does not import or that Parquet cannot hold), `S3N_ERR_UNSUPPORTED`.
+//
+// # Safety
+// As `s3n_writer_open_with_credentials`; `schema` NULL or a valid `struct ArrowSchema *`;
+// `options_json` NULL or a valid string; `out` a valid `s3n_parquet_writer **`.
+int32_t s3n_parquet_open(const char *bucket,
+                         const char *key,
+                         int32_t mode,
+                         const void *schema,
+                         const char *options_json,
+                         const char *const *keys,
+                         const char *const *values,
+                         size_t n,
+                         const struct s3n_credentials *credentials,
+                         struct s3n_parquet_writer **out,
+                         struct s3n_error **err);
+
+// Write every batch of `stream`, a `struct ArrowArrayStream *` of the Arrow C stream
+// interface whose schema is the file's, and release it; `*rows` (may be NULL) receives the
+// rows written. The stream is moved at once (its struct is left released), so it is
+// released even when this fails. Blocks as `s3n_writer_write` does.
+//
+// Errors (each one fails the writer and aborts its upload; later calls report it):
+// `S3N_ERR_INVALID_ARGUMENT` for a NULL or released stream, a schema or batch not the
+// file's (the message names the column); `S3N_ERR_IO` for the stream's own error (the
+// producer's message included); the writer's failure;
+// `S3N_ERR_STATE` after close or abort.
+//
+// # Safety
+// `writer` is a live Parquet writer; `stream` NULL or a valid `struct ArrowArrayStream *`
+// whose callbacks may be called from this thread; `rows` NULL or valid.
+int32_t s3n_parquet_write_stream(struct s3n_parquet_writer *writer,
+                                 void *stream,
+                                 uint64_t *rows,
+                                 struct s3n_error **err);
+
+// Write one batch: `array`, a `struct ArrowArray *` of struct type (its children are the
+// columns; no top-level nulls) described by `schema`, a `struct ArrowSchema *`. `array` is
+// moved (its struct is left released, the library releases the data); `schema` is only
+// read (the caller still releases it).
+//
+// Errors: as `s3n_parquet_write_stream` (each one fails the writer).
+//
+// # Safety
+// `writer` is a live Parquet writer; `array` and `schema` NULL or valid C data interface
+// structs, the schema describing the array.
+int32_t s3n_parquet_write_array(struct s3n_parquet_writer *writer,
+                                void *array,
+                                const void *schema,
+                                struct s3n_error **err);
+
+// Finish the file (last row group, footer) and close the writer as its mode says. `*result`
+// (may be NULL; free with `s3n_result_free`) receives the upload's result, for
+// `s3n_complete` / `s3n_abort` of a deferred file; `*json` (may be NULL; free with
+// `s3n_string_free`) the Parquet result as JSON: `{"upload": <the result's JSON>, "rows":
+// n, "row_groups": n, "file_size": bytes}`. A second close gives the same result. On
+// failure the upload has been aborted.
+//
+// # Safety
+// `writer` is a live Parquet writer; `result` and `json` NULL or valid pointers.
+int32_t s3n_parquet_close(struct s3n_parquet_writer *writer,
+                          struct s3n_result **result,
+                          char **json,
+                          struct s3n_error **err);
+
+// Abort the file's upload (terminal; a later write or close fails). Safe to call from
+// another thread while a write or close is blocked; does nothing after a successful close
+// (use `s3n_abort` with the result to discard a deferred file). Errors: as
+// `s3n_writer_abort`.
+//
+// # Safety
+// `writer` is a live Parquet writer.
+int32_t s3n_parquet_abort(struct s3n_parquet_writer *writer, struct s3n_error **err);
+
+// Free a Parquet writer; an open one's upload is aborted first (never completed).
+//
+// # Safety
+// `writer` came from `s3n_parquet_open` and is not used after this call; NULL is ignored.
+void s3n_parquet_free(struct s3n_parquet_writer *writer);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1137,3 +1137,162 @@ mod tests {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Parquet
+
+/// An open Parquet writer (opaque): Arrow data in, one Parquet object out (see
+/// `s3n_parquet_open`). Writes and closes are serialised; `s3n_parquet_abort` may be called
+/// from another thread.
+pub struct S3nParquetWriter(crate::SharedParquetWriter);
+
+/// # Safety
+/// `w` is a Parquet writer from s3n_parquet_open not yet freed, or NULL.
+unsafe fn parquet_arg<'a>(w: *const S3nParquetWriter) -> Result<&'a crate::SharedParquetWriter, Error> {
+    w.as_ref().map(|w| &w.0).ok_or_else(|| Error::invalid_argument("Parquet writer is NULL"))
+}
+
+/// Open a Parquet writer for `s3://bucket/key`: the columns are the children of `schema`, a
+/// `struct ArrowSchema *` of the Arrow C data interface of struct type (format `+s`), only
+/// read here (the caller still releases it). `mode` and the settings are those of
+/// `s3n_writer_open` (`S3N_MODE_DEFERRED`: close uploads every part and the result is
+/// completed or aborted later with `s3n_complete` / `s3n_abort`). `options_json` (NULL: the
+/// defaults) names the encoding, every field optional: `{"compression": "SNAPPY" | "ZSTD" |
+/// "NONE", "compression_level": 1..22 (ZSTD only), "row_group_rows": rows (default
+/// 1048576), "row_group_bytes": bytes (default 134217728), "created_by": "...",
+/// "key_value_metadata": {"key": "value"}}`; an unknown field is an error naming it. On
+/// success `*out` receives the writer; free it with `s3n_parquet_free`.
+///
+/// Errors: `S3N_ERR_INVALID_ARGUMENT` (bad bucket, key, mode, setting, options, or a schema
+/// that does not import or that Parquet cannot hold), `S3N_ERR_UNSUPPORTED`.
+///
+/// # Safety
+/// As `s3n_writer_open_with_credentials`; `schema` NULL or a valid `struct ArrowSchema *`;
+/// `options_json` NULL or a valid string; `out` a valid `s3n_parquet_writer **`.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_parquet_open(
+    bucket: *const c_char,
+    key: *const c_char,
+    mode: i32,
+    schema: *const c_void,
+    options_json: *const c_char,
+    keys: *const *const c_char,
+    values: *const *const c_char,
+    n: usize,
+    credentials: *const S3nCredentials,
+    out: *mut *mut S3nParquetWriter,
+    err: *mut *mut S3nError,
+) -> i32 {
+    guard(err, || {
+        if out.is_null() {
+            return Err(Error::invalid_argument("out is NULL"));
+        }
+        let mode = match mode {
+            S3N_MODE_PUBLISH => Mode::Publish,
+            S3N_MODE_DEFERRED => Mode::Deferred,
+            S3N_MODE_CREATE_IF_ABSENT => Mode::CreateIfAbsent,
+            m => return Err(Error::invalid_argument(format!("unknown mode {m}"))),
+        };
+        let schema = (schema as *const arrow_schema::ffi::FFI_ArrowSchema)
+            .as_ref()
+            .ok_or_else(|| Error::invalid_argument("schema is NULL"))?;
+        let schema = arrow_schema::Schema::try_from(schema).map_err(|e| Error::invalid_argument(format!("the Arrow schema does not import: {e}")))?;
+        let options = if options_json.is_null() {
+            crate::ParquetOptions::default()
+        } else {
+            crate::ParquetOptions::from_json(str_arg(options_json, "options_json")?)?
+        };
+        let settings = with_credentials(settings_arg(keys, values, n)?, credentials);
+        let w = crate::ParquetWriter::open(str_arg(bucket, "bucket")?, str_arg(key, "key")?, mode, Arc::new(schema), &options, &settings)?;
+        *out = Box::into_raw(Box::new(S3nParquetWriter(crate::SharedParquetWriter::new(w))));
+        Ok(())
+    })
+}
+
+/// Write every batch of `stream`, a `struct ArrowArrayStream *` of the Arrow C stream
+/// interface whose schema is the file's, and release it; `*rows` (may be NULL) receives the
+/// rows written. The stream is moved at once (its struct is left released), so it is
+/// released even when this fails. Blocks as `s3n_writer_write` does.
+///
+/// Errors (each one fails the writer and aborts its upload; later calls report it):
+/// `S3N_ERR_INVALID_ARGUMENT` for a NULL or released stream, a schema or batch not the
+/// file's (the message names the column); `S3N_ERR_IO` for the stream's own error (the
+/// producer's message included); the writer's failure;
+/// `S3N_ERR_STATE` after close or abort.
+///
+/// # Safety
+/// `writer` is a live Parquet writer; `stream` NULL or a valid `struct ArrowArrayStream *`
+/// whose callbacks may be called from this thread; `rows` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_parquet_write_stream(writer: *mut S3nParquetWriter, stream: *mut c_void, rows: *mut u64, err: *mut *mut S3nError) -> i32 {
+    guard(err, || {
+        let n = parquet_arg(writer)?.write_c_stream(stream as *mut arrow_array::ffi_stream::FFI_ArrowArrayStream)?;
+        if !rows.is_null() {
+            *rows = n;
+        }
+        Ok(())
+    })
+}
+
+/// Write one batch: `array`, a `struct ArrowArray *` of struct type (its children are the
+/// columns; no top-level nulls) described by `schema`, a `struct ArrowSchema *`. `array` is
+/// moved (its struct is left released, the library releases the data); `schema` is only
+/// read (the caller still releases it).
+///
+/// Errors: as `s3n_parquet_write_stream` (each one fails the writer).
+///
+/// # Safety
+/// `writer` is a live Parquet writer; `array` and `schema` NULL or valid C data interface
+/// structs, the schema describing the array.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_parquet_write_array(writer: *mut S3nParquetWriter, array: *mut c_void, schema: *const c_void, err: *mut *mut S3nError) -> i32 {
+    guard(err, || {
+        parquet_arg(writer)?.write_c_array(array as *mut arrow_array::ffi::FFI_ArrowArray, schema as *const arrow_schema::ffi::FFI_ArrowSchema)
+    })
+}
+
+/// Finish the file (last row group, footer) and close the writer as its mode says. `*result`
+/// (may be NULL; free with `s3n_result_free`) receives the upload's result, for
+/// `s3n_complete` / `s3n_abort` of a deferred file; `*json` (may be NULL; free with
+/// `s3n_string_free`) the Parquet result as JSON: `{"upload": <the result's JSON>, "rows":
+/// n, "row_groups": n, "file_size": bytes}`. A second close gives the same result. On
+/// failure the upload has been aborted.
+///
+/// # Safety
+/// `writer` is a live Parquet writer; `result` and `json` NULL or valid pointers.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_parquet_close(writer: *mut S3nParquetWriter, result: *mut *mut S3nResult, json: *mut *mut c_char, err: *mut *mut S3nError) -> i32 {
+    guard(err, || {
+        let r = parquet_arg(writer)?.close()?;
+        if !json.is_null() {
+            *json = cstring(&r.to_json()).into_raw();
+        }
+        if !result.is_null() {
+            *result = Box::into_raw(S3nResult::new(r.upload));
+        }
+        Ok(())
+    })
+}
+
+/// Abort the file's upload (terminal; a later write or close fails). Safe to call from
+/// another thread while a write or close is blocked; does nothing after a successful close
+/// (use `s3n_abort` with the result to discard a deferred file). Errors: as
+/// `s3n_writer_abort`.
+///
+/// # Safety
+/// `writer` is a live Parquet writer.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_parquet_abort(writer: *mut S3nParquetWriter, err: *mut *mut S3nError) -> i32 {
+    guard(err, || parquet_arg(writer)?.abort())
+}
+
+/// Free a Parquet writer; an open one's upload is aborted first (never completed).
+///
+/// # Safety
+/// `writer` came from `s3n_parquet_open` and is not used after this call; NULL is ignored.
+#[no_mangle]
+pub unsafe extern "C" fn s3n_parquet_free(writer: *mut S3nParquetWriter) {
+    if !writer.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(Box::from_raw(writer))));
+    }
+}

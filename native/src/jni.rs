@@ -181,6 +181,9 @@ mod reader;
 /// The object operations' methods (`objectsOpen`, `objectsHead`, `objectsDeleteMany`, `objectsList`, ...).
 #[path = "jni_objects.rs"]
 mod objects;
+/// The Parquet writer's methods (`io.s3native.parquet.ParquetNative`).
+#[path = "jni_parquet.rs"]
+mod parquet_writer;
 
 // ---------------------------------------------------------------------------------------
 // Interrupt polling

@@ -74,7 +74,8 @@
 //! statistics), `result` (the [`UploadResult`] and its codec), `s3` (the S3 requests),
 //! [`magic`] (magic paths, marker, `.pending`, their order), [`objects`] (exists, delete one,
 //! many or a directory, lazy listing), `writer` (buffering and the
-//! one state machine), [`reader`] (prefetch, read-ahead, vectored reads); `ffi` (the C ABI, header `native/include/s3native.h`) and `jni` (the
+//! one state machine), [`reader`] (prefetch, read-ahead, vectored reads), [`parquet`] (Arrow
+//! batches encoded as Parquet into a writer: [`ParquetWriter`]); `ffi` (the C ABI, header `native/include/s3native.h`) and `jni` (the
 //! JVM boundary) translate and hold no rules of their own.
 //!
 //! S3 facts relied on (AWS S3 user guide, "Amazon S3 multipart upload limits"): parts are
@@ -88,6 +89,7 @@ mod ffi;
 mod jni;
 pub mod magic;
 pub mod objects;
+pub mod parquet;
 pub mod pool;
 pub mod reader;
 mod result;
@@ -103,6 +105,11 @@ pub use credentials::{CredentialSource, Credentials, DefaultChain, SharedCredent
 pub use error::{Error, ErrorKind, Result};
 pub use magic::{MagicFile, MagicLayout, PendingEtags};
 pub use objects::{DeleteOutcome, KeyError, Listing, ObjectInfo, Objects};
+pub use self::parquet::{ParquetCompression, ParquetOptions, ParquetResult, ParquetWriter, SharedParquetWriter, StreamProgress};
+/// The arrow crates of the Parquet writer's API (`RecordBatch`, `SchemaRef`, the C data and
+/// stream interface structs), re-exported so callers name the same versions.
+pub use arrow_array;
+pub use arrow_schema;
 pub use reader::{global_read_statistics, read_iostatistics, ReadOptions, ReadPolicy, ReadStatistics, Reader, VectoredRead};
 pub use result::UploadResult;
 pub use stats::{DurationSummary, RequestCounts, RequestKind, Statistics};
