@@ -99,7 +99,10 @@ public class InMemoryLoadingFileSystem extends S3AFileSystem {
             if (target < 0) {
                 throw new EOFException(FSExceptionMessages.NEGATIVE_SEEK);
             }
-            pos = (int) Math.min(target, bytes.length);
+            if (target > bytes.length) {
+                throw new EOFException(FSExceptionMessages.CANNOT_SEEK_PAST_EOF + " " + target);
+            }
+            pos = (int) target;
         }
 
         @Override
