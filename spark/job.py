@@ -444,33 +444,31 @@ def jvm_cpu_seconds():
         return None
 
 
-def table_files(spark, uri):
-    """(files, bytes) of the Parquet files under uri (one LIST, before the timing)."""
+def table_files(spark, uris):
+    """(files, bytes) of the Parquet files `uris` (one HEAD each, before the timing)."""
     jvm = spark._jvm
-    path = jvm.org.apache.hadoop.fs.Path(uri)
-    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
-    it = fs.listFiles(path, True)
-    files = size = 0
-    while it.hasNext():
-        st = it.next()
-        if st.getPath().getName().endswith(".parquet"):
-            files += 1
-            size += st.getLen()
-    return files, size
+    size = 0
+    for uri in uris:
+        path = jvm.org.apache.hadoop.fs.Path(uri)
+        size += path.getFileSystem(spark._jsc.hadoopConfiguration()).getFileStatus(path).getLen()
+    return len(uris), size
 
 
-def run_query(spark, name, uri):
-    """TPC-H query `name` over the lineitem at `uri`, timed from reading the table (its schema)
-    to the last result row; the result rows as strings, wall and CPU seconds, read statistics."""
-    before, cpu0 = read_stats(spark, uri), jvm_cpu_seconds()
+def run_query(spark, name, table):
+    """TPC-H query `name` over the lineitem files `table` (comma-separated URIs: the files, not
+    their directory, so no store is asked for a directory's status), timed from reading the
+    table (its schema) to the last result row; the result rows as strings, wall and CPU
+    seconds, read statistics."""
+    uris = table.split(",")
+    before, cpu0 = read_stats(spark, uris[0]), jvm_cpu_seconds()
     t0 = time.monotonic()
-    spark.read.parquet(uri).createOrReplaceTempView("lineitem")
+    spark.read.parquet(*uris).createOrReplaceTempView("lineitem")
     rows = [[str(v) for v in row] for row in spark.sql(TPCH[name]).collect()]
     wall = time.monotonic() - t0
     cpu1 = jvm_cpu_seconds()
-    return {"query": name, "table": uri, "wall_s": wall,
+    return {"query": name, "table": table, "wall_s": wall,
             "cpu_s": None if cpu0 is None or cpu1 is None else cpu1 - cpu0,
-            "result": rows, "reads": read_delta(before, read_stats(spark, uri))}
+            "result": rows, "reads": read_delta(before, read_stats(spark, uris[0]))}
 
 
 def tpch(spark, args):
@@ -479,13 +477,13 @@ def tpch(spark, args):
     streams of the same object)."""
     warmup = [run_query(spark, q, args.warmup) for q in args.queries]
     measured = []
-    for q, uri in zip(args.queries, args.tables):
-        files, size = table_files(spark, uri)
-        r = run_query(spark, q, uri)
+    for q, table in zip(args.queries, args.tables):
+        files, size = table_files(spark, table.split(","))
+        r = run_query(spark, q, table)
         r.update(files=files, file_bytes=size)
         measured.append(r)
-        print(f"job.py: {q} over {uri}: {r['wall_s']:.2f} s", file=sys.stderr, flush=True)
-    return {"versions": versions(spark), "classes": fs_classes(spark, args.warmup),
+        print(f"job.py: {q} over {files} files: {r['wall_s']:.2f} s", file=sys.stderr, flush=True)
+    return {"versions": versions(spark), "classes": fs_classes(spark, args.warmup.split(",")[0]),
             "warmup": [{"query": w["query"], "wall_s": w["wall_s"], "result": w["result"]} for w in warmup],
             "queries": measured}
 
@@ -506,9 +504,9 @@ def main():
     e.add_argument("--stock-base", help="s3a:// prefix in another bucket for the stock-S3A twin writes")
     e.add_argument("--report", required=True)
     t = sub.add_parser("tpch")
-    t.add_argument("--warmup", required=True, help="s3a:// lineitem copy for the warm-up queries")
+    t.add_argument("--warmup", required=True, help="the lineitem copy for the warm-up queries: its files' s3a:// URIs, comma-separated")
     t.add_argument("--queries", nargs="+", choices=sorted(TPCH), required=True)
-    t.add_argument("--tables", nargs="+", required=True, help="a lineitem copy per query, in order")
+    t.add_argument("--tables", nargs="+", required=True, help="a lineitem copy per query, in order (as --warmup)")
     t.add_argument("--report", required=True)
     args = ap.parse_args()
     if args.mode == "tpch" and len(args.tables) != len(args.queries):

@@ -213,7 +213,9 @@ class SparkCell:
         self.prefix = f"spark/sf{args.spark_scale:g}"
 
     def uri(self, copy):
-        return f"s3a://{BUCKET}/{self.prefix}/{copy}/lineitem"
+        """The copy's files (s3s-fs answers a HEAD of a directory's key with 500, so Spark gets
+        the files, not their directory)."""
+        return ",".join(f"s3a://{BUCKET}/{self.prefix}/{copy}/lineitem/{f}" for f in self.files)
 
     def upload(self):
         """Each copy of lineitem, one PUT a file, straight to the server."""
