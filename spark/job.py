@@ -8,8 +8,8 @@ the caller checks the objects on S3 itself.
         --source DIR --dest s3a://bucket/prefix --partition-by l_shipmode --report out.json
     spark-submit --properties-file F --jars J spark/job.py e2e --lineitem DIR \
         --base s3a://bucket/prefix [--stock-base s3a://other-bucket/prefix] --report out.json
-    spark-submit --properties-file F --jars J spark/job.py tpch --warmup s3a://b/lineitem-w \
-        --queries q1 q6 --tables s3a://b/lineitem-q1 s3a://b/lineitem-q6 --report out.json
+    spark-submit --properties-file F --jars J spark/job.py tpch --warmup s3a://b/w/f1.parquet,s3a://b/w/f2.parquet \
+        --queries q1 q6 --tables s3a://b/q1/f1.parquet,... s3a://b/q6/f1.parquet,... --report out.json
 """
 import argparse
 import json
