@@ -270,14 +270,16 @@ bench: bench-build
 bench-smoke: bench-build
 	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-smoke .venv/bin/python benches/harness/run.py --smoke $(BENCH_SMOKE_ARGS)
 
-# The replicated Iceberg single-reader benchmark (issue 14; benches/harness/read_bench.py and
-# the module benches/iceberg): Iceberg 1.10.1's row and Arrow readers read one month (one
-# uncompressed Parquet file, n = 50..300 doubles) through stock S3A classic, S3A analytics
-# (Hadoop 3.4.3), NativeS3AFileSystem (native, checked by its statistics) and local disk, S3
-# variants on the s3like profile over TLS; writes benches/results/<date>-read.{json,md}
-# (about 80 minutes at full scale). BENCH_READ_ARGS=--smoke: n=50, 30,000 rows, one round,
-# under 3 minutes, results under target/bench-read-smoke.
-bench-read: jar server-install
+# The read benchmark (issue 14; benches/harness/read_bench.py and the module benches/iceberg):
+# the replicated Iceberg single-reader benchmark (Iceberg 1.10.1's row and Arrow readers read
+# one month, one uncompressed Parquet file, n = 50..300 doubles) through stock S3A classic, S3A
+# analytics (Hadoop 3.4.3), NativeS3AFileSystem (native, checked by its statistics), the seed's
+# in-memory ceiling and local disk; and TPC-H Q1 and Q6 on Spark 4.3 (Hadoop 3.5.0) through S3A
+# classic, S3A analytics and NativeS3AFileSystem. S3 variants on the s3like profile over TLS in
+# front of s3s-fs; writes benches/results/<date>-read.{json,md}. BENCH_READ_ARGS=--smoke: n=50,
+# 30,000 rows, lineitem SF0.1, one round, results under target/bench-read-smoke;
+# BENCH_READ_ARGS='--spark --smoke': the Spark cell alone (under 2 minutes after its set-up).
+bench-read: jar server-install $(S3S_FS)
 	scripts/bench-tools.sh
 	$(MVN) -q -f benches/iceberg/pom.xml package dependency:build-classpath \
 	  -Dmdep.outputFile=$(CURDIR)/target/bench/classpath-iceberg | sed 's/\x1b\[[0-9;]*m//g'

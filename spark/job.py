@@ -8,6 +8,8 @@ the caller checks the objects on S3 itself.
         --source DIR --dest s3a://bucket/prefix --partition-by l_shipmode --report out.json
     spark-submit --properties-file F --jars J spark/job.py e2e --lineitem DIR \
         --base s3a://bucket/prefix [--stock-base s3a://other-bucket/prefix] --report out.json
+    spark-submit --properties-file F --jars J spark/job.py tpch --warmup s3a://b/w/f1.parquet,s3a://b/w/f2.parquet \
+        --queries q1 q6 --tables s3a://b/q1/f1.parquet,... s3a://b/q6/f1.parquet,... --report out.json
 """
 import argparse
 import json
@@ -62,6 +64,49 @@ def fs_statistics(spark, uri, impl=None):
         return {"error": str(e).splitlines()[0]}
 
 
+READ_COUNTERS_PREFIXES = ("stream_read_", "action_http_get_request", "action_http_head_request",
+                          "object_metadata_request", "s3native.gets_", "s3native.object_head")
+
+
+def read_stats(spark, uri):
+    """How the FileSystem behind `uri` read so far: on NativeS3AFileSystem, the files it opened
+    natively and through stock S3A and the bytes its native streams handed over (each stream
+    adds them at close: Spark closes a task's streams before the task ends); on any S3A, its
+    read counters (IOStatistics; S3A's names, which the native streams add to at close)."""
+    try:
+        jvm = spark._jvm
+        path = jvm.org.apache.hadoop.fs.Path(uri)
+        fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+        out = {"filesystem": fs.getClass().getName()}
+        counters = dict(fs.getIOStatistics().counters())
+        out["counters"] = {str(k): int(v) for k, v in counters.items()
+                           if str(k).startswith(READ_COUNTERS_PREFIXES)}
+        if out["filesystem"] == "io.s3native.hadoop.NativeS3AFileSystem":
+            out.update(native_opens=int(fs.getNativeOpenCount()), stock_opens=int(fs.getStockOpenCount()),
+                       native_bytes_read=int(fs.getNativeBytesRead()))
+        return out
+    except Exception as e:
+        return {"error": str(e).splitlines()[0]}
+
+
+def read_delta(before, after):
+    """after - before of read_stats (counters that changed only)."""
+    if "error" in before or "error" in after:
+        return {"error": after.get("error") or before.get("error")}
+    out = {k: after[k] - before.get(k, 0) for k in ("native_opens", "stock_opens", "native_bytes_read") if k in after}
+    out["filesystem"] = after["filesystem"]
+    out["counters"] = {k: v - before["counters"].get(k, 0) for k, v in after["counters"].items()
+                       if v != before["counters"].get(k, 0)}
+    return out
+
+
+def read_back(spark, uri):
+    """checksum() of the Parquet table at `uri`, and how it was read (read_delta)."""
+    before = read_stats(spark, uri)
+    back = checksum(spark.read.parquet(uri))
+    return back, read_delta(before, read_stats(spark, uri))
+
+
 def fs_classes(spark, uri):
     """The FileSystem class behind `uri`, and the AbstractFileSystem behind FileContext."""
     jvm = spark._jvm
@@ -90,9 +135,9 @@ def demo(spark, args):
     writer.parquet(args.dest)
     wall = time.monotonic() - start
     after = native_stats(spark)
-    back = spark.read.parquet(args.dest)
+    back, reads = read_back(spark, args.dest)
     return {"table": args.table, "dest": args.dest, "partition_by": args.partition_by,
-            "wall_s": wall, "source": source_sum, "readback": checksum(back),
+            "wall_s": wall, "source": source_sum, "readback": back, "readback_reads": reads,
             "native_before": before, "native_after": after,
             "classes": fs_classes(spark, args.dest), "versions": versions(spark)}
 
@@ -140,14 +185,16 @@ def scenario_unpartitioned(spark, args):
     src = spark.read.parquet(args.lineitem)
     dest = f"{args.base}/unpartitioned"
     src.write.mode("overwrite").parquet(dest)
-    return {"dest": dest, "source": checksum(src), "readback": checksum(spark.read.parquet(dest))}
+    back, reads = read_back(spark, dest)
+    return {"dest": dest, "source": checksum(src), "readback": back, "readback_reads": reads}
 
 
 def scenario_partitioned(spark, args):
     src = spark.read.parquet(args.lineitem)
     dest = f"{args.base}/partitioned"
     src.write.mode("overwrite").partitionBy("l_returnflag").parquet(dest)
-    return {"dest": dest, "source": checksum(src), "readback": checksum(spark.read.parquet(dest))}
+    back, reads = read_back(spark, dest)
+    return {"dest": dest, "source": checksum(src), "readback": back, "readback_reads": reads}
 
 
 def scenario_empty(spark, args):
@@ -222,8 +269,9 @@ def scenario_streaming(spark, args):
             while it.hasNext():
                 names.append(it.next().getPath().getName())
             listing[sub] = sorted(names)
+        back, reads = read_back(spark, out)
         return {"checkpoint": checkpoint, "dest": out, "runs": batches, "checkpoint_files": listing,
-                "source": checksum(lineitem), "readback": checksum(spark.read.parquet(out)),
+                "source": checksum(lineitem), "readback": back, "readback_reads": reads,
                 "classes": fs_classes(spark, checkpoint)}
     finally:
         shutil.rmtree(src_dir, ignore_errors=True)
@@ -358,6 +406,88 @@ def e2e(spark, args):
     return report
 
 
+# ---- TPC-H Q1 and Q6 (the read benchmark's Spark cell, benches/harness/read_bench.py) ----------
+
+TPCH = {
+    "q1": """
+        SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty,
+               sum(l_extendedprice) AS sum_base_price,
+               sum(l_extendedprice * (1 - l_discount)) AS sum_disc_price,
+               sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge,
+               avg(l_quantity) AS avg_qty, avg(l_extendedprice) AS avg_price,
+               avg(l_discount) AS avg_disc, count(*) AS count_order
+        FROM lineitem
+        WHERE l_shipdate <= date '1998-12-01' - interval '90' day
+        GROUP BY l_returnflag, l_linestatus
+        ORDER BY l_returnflag, l_linestatus""",
+    "q6": """
+        SELECT sum(l_extendedprice * l_discount) AS revenue
+        FROM lineitem
+        WHERE l_shipdate >= date '1994-01-01' AND l_shipdate < date '1994-01-01' + interval '1' year
+          AND l_discount BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND l_quantity < 24""",
+}
+
+
+def jvm_cpu_seconds():
+    """CPU seconds of the driver JVM so far (user + system, every thread; in local mode the
+    executors are its threads). spark-submit's JVM runs this Python driver as its child, so it
+    is the parent process; None where /proc does not tell."""
+    try:
+        ppid = os.getppid()
+        with open(f"/proc/{ppid}/cmdline", "rb") as f:
+            if b"java" not in f.read().split(b"\0")[0]:
+                return None
+        with open(f"/proc/{ppid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def table_files(spark, uris):
+    """(files, bytes) of the Parquet files `uris` (one HEAD each, before the timing)."""
+    jvm = spark._jvm
+    size = 0
+    for uri in uris:
+        path = jvm.org.apache.hadoop.fs.Path(uri)
+        size += path.getFileSystem(spark._jsc.hadoopConfiguration()).getFileStatus(path).getLen()
+    return len(uris), size
+
+
+def run_query(spark, name, table):
+    """TPC-H query `name` over the lineitem files `table` (comma-separated URIs: the files, not
+    their directory, so no store is asked for a directory's status), timed from reading the
+    table (its schema) to the last result row; the result rows as strings, wall and CPU
+    seconds, read statistics."""
+    uris = table.split(",")
+    before, cpu0 = read_stats(spark, uris[0]), jvm_cpu_seconds()
+    t0 = time.monotonic()
+    spark.read.parquet(*uris).createOrReplaceTempView("lineitem")
+    rows = [[str(v) for v in row] for row in spark.sql(TPCH[name]).collect()]
+    wall = time.monotonic() - t0
+    cpu1 = jvm_cpu_seconds()
+    return {"query": name, "table": table, "wall_s": wall,
+            "cpu_s": None if cpu0 is None or cpu1 is None else cpu1 - cpu0,
+            "result": rows, "reads": read_delta(before, read_stats(spark, uris[0]))}
+
+
+def tpch(spark, args):
+    """Each query once over the warm-up copy (JIT, connections, TLS sessions; not reported),
+    then each over a copy of its own (S3A's analytics stream keeps what it fetched for later
+    streams of the same object)."""
+    warmup = [run_query(spark, q, args.warmup) for q in args.queries]
+    measured = []
+    for q, table in zip(args.queries, args.tables):
+        files, size = table_files(spark, table.split(","))
+        r = run_query(spark, q, table)
+        r.update(files=files, file_bytes=size)
+        measured.append(r)
+        print(f"job.py: {q} over {files} files: {r['wall_s']:.2f} s", file=sys.stderr, flush=True)
+    return {"versions": versions(spark), "classes": fs_classes(spark, args.warmup.split(",")[0]),
+            "warmup": [{"query": w["query"], "wall_s": w["wall_s"], "result": w["result"]} for w in warmup],
+            "queries": measured}
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -373,12 +503,19 @@ def main():
     e.add_argument("--only", nargs="*", choices=sorted(SCENARIOS))
     e.add_argument("--stock-base", help="s3a:// prefix in another bucket for the stock-S3A twin writes")
     e.add_argument("--report", required=True)
+    t = sub.add_parser("tpch")
+    t.add_argument("--warmup", required=True, help="the lineitem copy for the warm-up queries: its files' s3a:// URIs, comma-separated")
+    t.add_argument("--queries", nargs="+", choices=sorted(TPCH), required=True)
+    t.add_argument("--tables", nargs="+", required=True, help="a lineitem copy per query, in order (as --warmup)")
+    t.add_argument("--report", required=True)
     args = ap.parse_args()
+    if args.mode == "tpch" and len(args.tables) != len(args.queries):
+        ap.error("one --tables entry per query")
 
     spark = SparkSession.builder.appName(f"s3native-{args.mode}").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     try:
-        report = demo(spark, args) if args.mode == "demo" else e2e(spark, args)
+        report = {"demo": demo, "e2e": e2e, "tpch": tpch}[args.mode](spark, args)
     finally:
         spark.stop()
     with open(args.report, "w") as f:

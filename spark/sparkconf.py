@@ -91,12 +91,13 @@ def write_properties(path, conf):
             f.write(f"{k} {v}\n")
 
 
-def spark_submit(line, properties, args, log, master="local[2]", timeout=1800):
-    """Run spark/job.py on Spark `line`; stdout+stderr to `log`. Returns the exit code."""
+def spark_submit(line, properties, args, log, master="local[2]", timeout=1800, env=None):
+    """Run spark/job.py on Spark `line`; stdout+stderr to `log`. Returns the exit code.
+    `env`: variables to set besides this process's environment."""
     venv = os.path.join(SPARK, f"venv-{line}")
     cmd = [os.path.join(venv, "bin", "spark-submit"), "--master", master,
            "--properties-file", properties, "--jars", ",".join(jars(line)), JOB] + args
-    env = dict(os.environ)
+    env = dict(os.environ, **(env or {}))
     env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = os.path.join(venv, "bin", "python")
     env.pop("SPARK_HOME", None)
     with open(log, "w") as out:

@@ -2,7 +2,7 @@
 scenario (spark/job.py e2e), then each test checks one scenario's report and what it left
 on S3. Settings:
   S3NATIVE_SPARK_LINES       Spark lines to test (default: every line of sparkconf.LINES,
-                             "3.5 4.0 4.1 4.2 4.3"; `make test` runs "3.5 4.0 4.3")
+                             "3.5 4.0 4.1 4.2 4.3"; `make test` runs "4.3")
   S3NATIVE_SPARK_SCALE       TPC-H scale factor of the input (default 0.01 = 60,175 rows)
   S3NATIVE_SPARK_SCENARIOS   the scenarios of spark/job.py to run (default all; the tests of
                              the others are skipped)

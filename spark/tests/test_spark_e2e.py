@@ -103,6 +103,36 @@ def test_streaming_checkpoint_through_filecontext(run, endpoint):
     assert sc.pending_uploads(endpoint.s3, r["dest"]) == []
 
 
+# ---- reads: Spark reads what it wrote back through the native reader ---------------------
+
+@pytest.mark.parametrize("name", ["unpartitioned", "partitioned", "streaming"])
+def test_read_back_through_the_native_reader(run, endpoint, name):
+    """Spark's Parquet reader read the job's output back (rows and checksums equal the source)
+    through NativeS3AFileSystem's native reader: every data file opened natively, none through
+    stock S3A (fs.s3a.native.fallback=fail would also have failed the read), the native streams
+    handed over the bytes, and S3A's read counters (which the native streams add to at close)
+    show GETs and bytes."""
+    line, fs, afs, report = run
+    if fs == sc.STOCK_FS:
+        pytest.skip("the filesystem under test is stock S3A")
+    r = scenario(run, name)
+    same_data(r)
+    reads = r["readback_reads"]
+    assert "error" not in reads, reads
+    assert reads["filesystem"] == sc.NATIVE_FS, reads
+    out = sc.committed_output(endpoint.s3, r["dest"]) if name != "streaming" else None
+    files = out["files"] if out else len([k for k in sc.listing(endpoint.s3, r["dest"])
+                                          if k.endswith(".parquet")])
+    assert files >= 1
+    assert reads["stock_opens"] == 0, reads
+    assert reads["native_opens"] >= files, f"{files} data files, {reads['native_opens']} native opens: {reads}"
+    c = reads["counters"]
+    assert reads["native_bytes_read"] > 0 and c.get("stream_read_bytes", 0) >= reads["native_bytes_read"], reads
+    assert c.get("stream_read_opened", 0) >= 1, f"no GET counted: {reads}"
+    # What Spark read is at most what was fetched (S3A's names: stream_read_total_bytes).
+    assert 0 < c.get("stream_read_total_bytes", 0), reads
+
+
 # ---- proof that the native path ran: IOStatistics, against stock S3A for the same job ------
 
 # The filesystem counters S3A counts for the writes of a job (its stream's merge on close and

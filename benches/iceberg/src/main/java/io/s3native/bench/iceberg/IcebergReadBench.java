@@ -62,9 +62,10 @@ import io.s3native.hadoop.NativeS3AFileSystem;
  * month, and prints one JSON line per measured read on stdout, prefixed {@code RESULT }. Each
  * measured read has a month (a file) of its own: S3A's analytics stream keeps what it fetched
  * for later streams of the same object, so a second read of one file would be served from
- * memory. A variant named {@code native} must have read natively: the filesystem's
- * native open count went up, its stock open count did not, and the native streams handed
- * over the bytes (else the run fails).
+ * memory. A variant on NativeS3AFileSystem (or named with {@code native}) must have read
+ * natively: the filesystem's native open count went up, its stock open count did not, and the
+ * native streams handed over the bytes; one on {@link InMemoryLoadingFileSystem} (or named
+ * {@code ceiling...}) must have loaded the file into memory (else the run fails).
  */
 public final class IcebergReadBench {
     private static final int BATCH = 4096;
@@ -199,6 +200,7 @@ public final class IcebergReadBench {
             Map<String, Long> planned = counters(fs);
             long nativeOpens = nativeOpens(fs);
             long stockOpens = stockOpens(fs);
+            long loadedBefore = loadedBytes(fs);
             long cpu0 = processCpuNanos();
             long t0 = System.nanoTime();
             long[] seen = scan(table, reader, m, columns);
@@ -220,10 +222,16 @@ public final class IcebergReadBench {
             if (files != 1) {
                 throw new IllegalStateException("month " + m + " of " + location + " has " + files + " files, not 1");
             }
-            if (variant.startsWith("native") && (natOpened < 1 || stockOpened != 0
-                    || data.getOrDefault("stream_read_bytes", 0L) <= 0)) {
-                throw new IllegalStateException("variant " + variant + " did not read " + path + " natively: "
-                        + natOpened + " native opens, " + stockOpened + " stock opens, statistics " + data);
+            if ((variant.contains("native") || fs instanceof NativeS3AFileSystem) && (!(fs instanceof NativeS3AFileSystem)
+                    || natOpened < 1 || stockOpened != 0 || data.getOrDefault("stream_read_bytes", 0L) <= 0)) {
+                throw new IllegalStateException("variant " + variant + " did not read " + path + " natively ("
+                        + fs.getClass().getName() + "): " + natOpened + " native opens, " + stockOpened
+                        + " stock opens, statistics " + data);
+            }
+            long loaded = loadedBytes(fs) - loadedBefore;
+            if ((variant.startsWith("ceiling") || fs instanceof InMemoryLoadingFileSystem) && loaded < fileBytes) {
+                throw new IllegalStateException("variant " + variant + " did not load " + path + " into memory ("
+                        + fs.getClass().getName() + "): " + loaded + " bytes loaded, the file has " + fileBytes);
             }
             Map<String, Object> json = new LinkedHashMap<>();
             json.put("variant", variant);
@@ -312,6 +320,10 @@ public final class IcebergReadBench {
 
     static long stockOpens(FileSystem fs) {
         return fs instanceof NativeS3AFileSystem ? ((NativeS3AFileSystem) fs).getStockOpenCount() : 0;
+    }
+
+    static long loadedBytes(FileSystem fs) {
+        return fs instanceof InMemoryLoadingFileSystem ? ((InMemoryLoadingFileSystem) fs).getLoadedBytes() : 0;
     }
 
     static long processCpuNanos() {
