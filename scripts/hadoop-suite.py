@@ -459,6 +459,7 @@ def main():
                                     if not g.endswith(("-sources.jar", "-javadoc.jar")))), None)
     if not jar or not os.path.exists(jar):
         sys.exit("no s3native jar: run `make jar` (or pass --jar)")
+    jar = os.path.abspath(jar)  # Maven's systemPath must be absolute
     endpoint = os.environ.get("S3NATIVE_TEST_ENDPOINT")
     if not a.report_only and not (endpoint and os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY")):
         sys.exit("S3NATIVE_TEST_ENDPOINT and AWS keys are unset: eval \"$(scripts/s3-server.sh start)\" first")

@@ -53,6 +53,8 @@ def main(lines):
                 if any(ch.isspace() for ch in test):
                     sys.exit(f"{c}#{test}: whitespace in a test name")
                 rows.append(f"{c}#{test} {status}")
+        if not fresh:
+            sys.exit(f"{line}: no stock report in {os.path.join(build, 'reports', 'stock')}: nothing to write")
         out = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{line}.txt")
         present = [c for c in suite.CLASSES if fq[c]]
         with open(out, "w") as f:
