@@ -225,7 +225,9 @@ def read_reports(reports, fqcn):
     results = {}
     seen = {}
     for case in root.iter("testcase"):
-        name = case.get("name")
+        # JUnit 4 parameterized names may hold spaces (3.4's `testX[Buffer type : array]`): each
+        # run of whitespace becomes `_`, so a name is one word in the baseline and exclusions.
+        name = "_".join((case.get("name") or "").split())
         # JUnit 5 @ParameterizedClass (3.5) reports each parameter's tests under the same
         # names: the k-th occurrence becomes `name[#k]` (the order is the same in both runs).
         seen[name] = seen.get(name, 0) + 1
