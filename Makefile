@@ -21,7 +21,9 @@
 #                line, fails when a test passing on stock fails on native (hadoop-suite/exclusions.txt
 #                lists the reasoned exceptions) or a native run did not write natively.
 #                HADOOP_SUITE_LINES picks the lines (default 3.4.1; e.g. "3.4.1 3.4.3 3.5.0"),
-#                HADOOP_SUITE_CLASSES the classes (default the write/commit set of scripts/hadoop-suite.py)
+#                HADOOP_SUITE_CLASSES the classes (default all: the write/commit and the read sets of
+#                scripts/hadoop-suite.py; `write`, `read` or class names; a line may name its own:
+#                HADOOP_SUITE_LINES="3.4.1:write 3.5.0:read")
 #   make hadoop-suite-ci  CI's part of it: native only, compared with hadoop-suite/baseline/<line>.txt
 #   make hadoop-suite-baseline  stock only: rewrites hadoop-suite/baseline/<line>.txt
 SHELL := /bin/bash
@@ -333,14 +335,15 @@ test-spark: $(JAR_DEP) server-install
 #                          the committed stock results, hadoop-suite/baseline/<line>.txt
 #   hadoop-suite-baseline  stock only, then hadoop-suite/baseline/generate.py rewrites
 #                          hadoop-suite/baseline/<line>.txt from its reports (commit it)
-# HADOOP_SUITE_CLASSES picks classes (default: scripts/hadoop-suite.py's write/commit set),
+# HADOOP_SUITE_CLASSES picks classes (default all: scripts/hadoop-suite.py's write/commit and read sets; a
+# line in HADOOP_SUITE_LINES may name its own, LINE:SET, e.g. 3.5.0:read),
 # HADOOP_SUITE_JOBS how many Maven runs (one JVM each) go at once (CI: CI_HADOOP_SUITE_JOBS).
 HADOOP_SUITE_LINES ?= 3.4.1
 HADOOP_SUITE_CLASSES ?=
 HADOOP_SUITE_JOBS ?= 1
 HADOOP_SUITE_ARGS ?=
 CI_HADOOP_SUITE_LINES ?= 3.4.1
-CI_HADOOP_SUITE_JOBS ?= 2
+CI_HADOOP_SUITE_JOBS ?= 3
 
 hadoop-suite-ci: HADOOP_SUITE_LINES = $(CI_HADOOP_SUITE_LINES)
 hadoop-suite-ci: HADOOP_SUITE_ARGS = --baseline --jobs $(CI_HADOOP_SUITE_JOBS)

@@ -48,7 +48,7 @@ OUT = os.path.join(ROOT, "target", "hadoop-suite")
 BASELINE = os.path.join(ROOT, "hadoop-suite", "baseline")
 
 # The write and commit classes of issue 12 (simple names: packages move between lines).
-CLASSES = [
+WRITE_CLASSES = [
     "ITestS3AContractCreate",
     "ITestS3ABlockOutputArray",
     "ITestS3ABlockOutputByteBuffer",
@@ -65,6 +65,20 @@ CLASSES = [
     "ITestS3AContractMultipartUploader",
 ]
 
+# The read classes: S3A's contract open/seek/vectored tests and the open cost test (all four are
+# in the test sources of 3.4.1, 3.4.3 and 3.5.0). Their native run must open natively too.
+READ_CLASSES = [
+    "ITestS3AContractOpen",
+    "ITestS3AContractSeek",
+    "ITestS3AContractVectoredRead",
+    "ITestS3AOpenCost",
+]
+
+CLASSES = WRITE_CLASSES + READ_CLASSES
+
+# Named class sets, for --classes and a line's `LINE:SET` (see parse_plan).
+CLASS_SETS = {"all": CLASSES, "write": WRITE_CLASSES, "read": READ_CLASSES}
+
 # Seconds a class took on native, Hadoop 3.4.1, two at a time (--jobs 2) on the 2-core machine at
 # load ~30 (2026-12-01): --jobs deals the classes out to its Maven runs, longest first, each to the
 # least loaded run.
@@ -74,6 +88,8 @@ COST = {
     "ITestS3ABlockOutputArray": 44, "ITestS3AContractMultipartUploader": 41, "ITestCommitOperationCost": 40,
     "ITestCreateFileCost": 34, "ITestS3AEmptyDirectory": 32, "ITestCommitOperations": 29,
     "ITestS3ABlockOutputDisk": 28, "ITestS3AMiscOperations": 25,
+    # the read classes: stock, one at a time, 3.4.1, load ~34 (2026-12-01)
+    "ITestS3AContractSeek": 193, "ITestS3AContractVectoredRead": 164, "ITestS3AContractOpen": 96, "ITestS3AOpenCost": 95,
 }
 
 # The classes that start a MiniYARN cluster (see deal()).
@@ -210,7 +226,9 @@ def read_reports(reports, fqcn):
     results = {}
     seen = {}
     for case in root.iter("testcase"):
-        name = case.get("name")
+        # JUnit 4 parameterized names may hold spaces (3.4's `testX[Buffer type : array]`): each
+        # run of whitespace becomes `_`, so a name is one word in the baseline and exclusions.
+        name = "_".join((case.get("name") or "").split())
         # JUnit 5 @ParameterizedClass (3.5) reports each parameter's tests under the same
         # names: the k-th occurrence becomes `name[#k]` (the order is the same in both runs).
         seen[name] = seen.get(name, 0) + 1
@@ -341,6 +359,13 @@ def report_line(line, classes, modes, build, fq, wall, rules, baseline=None):
                 local, remote = int(proof.get("native.creates", 0)), int(proof.get("remote.native.creates", 0))
                 instances = int(proof.get("instances", 0)) + int(proof.get("remote.instances", 0))
                 flag = f"{local} native creates" + (f" (+{remote} in MiniYARN)" if remote else "")
+                if c in READ_CLASSES:
+                    opens = int(proof.get("native.opens", 0))
+                    flag += f", {opens} native opens"
+                    if opens == 0:
+                        problems.append(f"{c}: native run did not read natively: 0 native opens "
+                                        f"({proof.get('stock.opens', '?')} stock opens)")
+                        flag = "NOT NATIVE (reads)"
                 if instances == 0 or local + remote == 0:
                     reason = excluded(rules, line, c, "@no-native-create")
                     if instances and reason:
@@ -387,12 +412,37 @@ def report_line(line, classes, modes, build, fq, wall, rules, baseline=None):
     return parity, broken, len(problems)
 
 
+def expand(spec):
+    """Class names from a spec: simple class names and set names (all, write, read), separated by
+    commas, spaces or `+`; each class once, in order."""
+    out = []
+    for x in re.split(r"[,\s+]+", spec):
+        for c in CLASS_SETS.get(x, [x]) if x else []:
+            if c not in out:
+                out.append(c)
+    return out
+
+
+def parse_plan(lines_spec, default_classes):
+    """[(line, classes)] from `LINE[:CLASSES]` tokens (comma or space separated): `3.4.1:write
+    3.5.0:read` runs the write set on 3.4.1 and the read set on 3.5.0; a line without `:` runs
+    default_classes."""
+    plan = []
+    for token in re.split(r"[,\s]+", lines_spec):
+        if token:
+            line, _, spec = token.partition(":")
+            plan.append((line, expand(spec) if spec else default_classes))
+    return plan
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lines", default=os.environ.get("HADOOP_SUITE_LINES") or "3.4.1",
-                   help="Hadoop lines, comma or space separated (HADOOP_SUITE_LINES; default 3.4.1)")
-    p.add_argument("--classes", default=os.environ.get("HADOOP_SUITE_CLASSES") or ",".join(CLASSES),
-                   help="test classes by simple name (HADOOP_SUITE_CLASSES; default: the write/commit set)")
+                   help="Hadoop lines, comma or space separated, each LINE or LINE:CLASSES (e.g. 3.5.0:read; "
+                        "HADOOP_SUITE_LINES; default 3.4.1)")
+    p.add_argument("--classes", default=os.environ.get("HADOOP_SUITE_CLASSES") or "all",
+                   help="test classes by simple name, or the sets all, write, read, separated by commas, spaces "
+                        "or + (HADOOP_SUITE_CLASSES; default all: the write/commit and the read classes)")
     p.add_argument("--modes", default="stock,native", help="stock,native (default both)")
     p.add_argument("--baseline", action="store_true",
                    help="CI: run only native and compare with hadoop-suite/baseline/<line>.txt (stock's committed results)")
@@ -401,8 +451,7 @@ def main():
     p.add_argument("--jar", default=None, help="the s3native jar (default jvm/target/s3native-*.jar)")
     p.add_argument("--report-only", action="store_true", help="print the tables of the last runs, run nothing")
     a = p.parse_args()
-    lines = [x for x in re.split(r"[,\s]+", a.lines) if x]
-    classes = [x for x in re.split(r"[,\s]+", a.classes) if x]
+    plan = parse_plan(a.lines, expand(a.classes))
     modes = [x for x in a.modes.split(",") if x]
     if a.baseline:
         modes = ["native"]
@@ -413,12 +462,13 @@ def main():
                                     if not g.endswith(("-sources.jar", "-javadoc.jar")))), None)
     if not jar or not os.path.exists(jar):
         sys.exit("no s3native jar: run `make jar` (or pass --jar)")
+    jar = os.path.abspath(jar)  # Maven's systemPath must be absolute
     endpoint = os.environ.get("S3NATIVE_TEST_ENDPOINT")
     if not a.report_only and not (endpoint and os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY")):
         sys.exit("S3NATIVE_TEST_ENDPOINT and AWS keys are unset: eval \"$(scripts/s3-server.sh start)\" first")
     rules = read_exclusions()
     total_ok = total_bad = total_problems = 0
-    for line in lines:
+    for line, classes in plan:
         if a.report_only:
             build = os.path.join(OUT, line)
             fq = find_classes(os.path.join(build, "hadoop-aws-test-sources"), classes)

@@ -24,7 +24,7 @@ import org.junit.platform.launcher.TestIdentifier;
  * engine and JUnit 5 ones alike) for the native run: when a test class ends it writes
  * {@code <s3native.suite.proof.dir>/<class>.properties} with what the class's filesystems
  * did: how many {@link ObservedNativeS3AFileSystem} instances were initialized, their classes,
- * their native and stock create counts and fallback settings, what instances in other JVMs
+ * their native and stock create and open counts and fallback settings, what instances in other JVMs
  * (MiniYARN's) logged, and the native creates of each test. scripts/hadoop-suite.py fails a class whose native run has no such file, no instance
  * or no native create, so a configuration slip cannot make the parity table pass vacuously.
  * In the stock run ({@code s3native.suite.mode=stock}) it does nothing.
@@ -131,11 +131,15 @@ public class ParityProbe implements TestExecutionListener {
         var all = ObservedNativeS3AFileSystem.INSTANCES;
         int from = startIndex.get(cls)[0];
         long stock = 0;
+        long nativeOpens = 0;
+        long stockOpens = 0;
         TreeSet<String> classes = new TreeSet<>();
         TreeSet<String> fallbacks = new TreeSet<>();
         for (int i = from; i < all.size(); i++) {
             NativeS3AFileSystem fs = all.get(i);
             stock += fs.getStockCreateCount();
+            nativeOpens += fs.getNativeOpenCount();
+            stockOpens += fs.getStockOpenCount();
             classes.add(fs.getClass().getName() + " (a " + NativeS3AFileSystem.class.getName() + ": "
                     + (fs instanceof NativeS3AFileSystem) + ")");
             if (fs.getFallbackSetting() != null) {
@@ -148,6 +152,8 @@ public class ParityProbe implements TestExecutionListener {
         out.append("filesystem.classes=").append(String.join(", ", classes)).append('\n');
         out.append("native.creates=").append(nativeCreates() - startCreates.get(cls)).append('\n');
         out.append("stock.creates=").append(stock).append('\n');
+        out.append("native.opens=").append(nativeOpens).append('\n');
+        out.append("stock.opens=").append(stockOpens).append('\n');
         out.append("fallback.settings=").append(String.join(", ", fallbacks)).append('\n');
         long[] remote = remoteCounts(startRemote.get(cls));
         out.append("remote.instances=").append(remote[1]).append('\n');

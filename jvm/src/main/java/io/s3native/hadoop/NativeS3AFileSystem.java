@@ -611,7 +611,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         nativeOpens.incrementAndGet();
         IOStatistics s3a = super.getIOStatistics();
         return new FSDataInputStream(NativeS3AInputStream.create(in, statistics,
-                s3a instanceof IOStatisticsAggregator ? (IOStatisticsAggregator) s3a : null, nativeBytesRead));
+                s3a instanceof IOStatisticsAggregator ? (IOStatisticsAggregator) s3a : null, nativeBytesRead, s3aCounters));
     }
 
     /** Why reads of this filesystem go to stock S3A before the native reader is asked, or null. */
@@ -671,6 +671,8 @@ public class NativeS3AFileSystem extends S3AFileSystem {
     private String libraryFailure;
     /** Where native streams put their statistics; set by initialize. */
     private NativeS3AOutputStream.FileSystemStatistics nativeStatistics;
+    /** S3AInstrumentation's counters, for the native streams (set by initialize; null without instrumentation). */
+    private NativeS3AOutputStream.FileSystemStatistics.Instrumentation s3aCounters;
 
     /**
      * End of initialize: when writes would be native, load the library (once per class loader);
@@ -678,7 +680,8 @@ public class NativeS3AFileSystem extends S3AFileSystem {
      * line with the figures the native writer will use.
      */
     private void checkLibraryAndAnnounce() throws IOException {
-        nativeStatistics = new NativeS3AOutputStream.FileSystemStatistics(super.getIOStatistics(), instrumentationCounters());
+        s3aCounters = instrumentationCounters();
+        nativeStatistics = new NativeS3AOutputStream.FileSystemStatistics(super.getIOStatistics(), s3aCounters);
         if (settings.fallback != null) {
             return;
         }

@@ -3,7 +3,9 @@ package io.s3native.hadoop;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.HashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -45,8 +47,14 @@ import io.s3native.S3NativeInputStream;
  * S3A's are with its default {@code fs.s3a.change.detection.mode=server}), naming the path.
  *
  * <p>Bytes read count in the filesystem's {@link FileSystem.Statistics} as they are read (as
- * S3A's stream counts them: Spark's input metrics), and at close the stream's IOStatistics
- * are merged into the filesystem's.
+ * S3A's stream counts them: Spark's input metrics). At close the stream's statistics go where
+ * S3A's stream puts its own (S3AInstrumentation.InputStreamStatistics#merge, the same on
+ * 3.3.4, 3.4.x and 3.5.0): every counter, by its S3A name, is added to the S3AInstrumentation
+ * metric of that name where one exists (what Hadoop's cost tests read through
+ * {@code getCounterValue}: {@code action_http_get_request}, {@code stream_read_opened},
+ * {@code stream_read_bytes}, ...), the IOStatistics are aggregated into the filesystem's, and
+ * the bytes fetched count in {@code FileSystem.Statistics} at distance 5. An unbuffer adds the
+ * counters' growth since the last such promotion to the metrics, as S3A's does.
  */
 class NativeS3AInputStream extends FSInputStream
         implements ByteBufferReadable, ByteBufferPositionedReadable, CanUnbuffer, StreamCapabilities, IOStatisticsSource {
@@ -79,7 +87,8 @@ class NativeS3AInputStream extends FSInputStream
      * vectored reads and this jar was built with them (src/main/vectored), else this class.
      */
     static NativeS3AInputStream create(S3NativeInputStream in, FileSystem.Statistics fsStatistics,
-            IOStatisticsAggregator fsIOStatistics, AtomicLong fsNativeBytes) {
+            IOStatisticsAggregator fsIOStatistics, AtomicLong fsNativeBytes,
+            NativeS3AOutputStream.FileSystemStatistics.Instrumentation fsMetrics) {
         NativeS3AInputStream s;
         if (VECTORED != null) {
             try {
@@ -91,11 +100,16 @@ class NativeS3AInputStream extends FSInputStream
             s = new NativeS3AInputStream(in, fsStatistics, fsIOStatistics);
         }
         s.fsNativeBytes = fsNativeBytes;
+        s.fsMetrics = fsMetrics;
         return s;
     }
 
     /** The filesystem's total of native bytes read, added at close; may be null. */
     private AtomicLong fsNativeBytes;
+    /** The filesystem's S3AInstrumentation metrics, where the counters go at unbuffer and close; may be null. */
+    private NativeS3AOutputStream.FileSystemStatistics.Instrumentation fsMetrics;
+    /** The counters already added to {@link #fsMetrics} (by unbuffer): S3A's {@code mergedStats}. */
+    private final Map<String, Long> promoted = new HashMap<>();
 
     private static final java.lang.reflect.Constructor<?> VECTORED = vectoredConstructor();
 
@@ -275,6 +289,7 @@ class NativeS3AInputStream extends FSInputStream
         } catch (IOException e) {
             LOG.debug("s3native: unbuffer of {} failed", this, e);
         }
+        promoteToMetrics(snapshot(false));
     }
 
     @Override
@@ -287,6 +302,10 @@ class NativeS3AInputStream extends FSInputStream
         in.close();
         if (fsNativeBytes != null) {
             fsNativeBytes.addAndGet(last.counters().getOrDefault("stream_read_bytes", 0L));
+        }
+        promoteToMetrics(last);
+        if (fsStatistics != null) { // S3A's merge at close: the bytes fetched, at distance 5
+            fsStatistics.incrementBytesReadByDistance(5, last.counters().getOrDefault("stream_read_total_bytes", 0L));
         }
         if (fsIOStatistics != null) {
             try {
@@ -317,8 +336,35 @@ class NativeS3AInputStream extends FSInputStream
     }
 
     /**
+     * S3A's promotion of a stream's counters (S3AInstrumentation.InputStreamStatistics
+     * #promoteInputStreamCountersToMetrics): each counter's growth since the last promotion is
+     * added to the filesystem's metric of that name, where S3AInstrumentation has one (the
+     * metric alone: the store gets the statistics by aggregation, at close). The native
+     * figures ({@code s3native.*}) have no metric.
+     */
+    private synchronized void promoteToMetrics(IOStatisticsSnapshot now) {
+        if (fsMetrics == null) {
+            return;
+        }
+        try {
+            now.counters().forEach((name, value) -> {
+                long growth = value - promoted.getOrDefault(name, 0L);
+                if (growth > 0 && !name.startsWith("s3native.")) {
+                    fsMetrics.incrementMetric(name, growth);
+                }
+                promoted.put(name, value);
+            });
+        } catch (RuntimeException e) {
+            LOG.debug("s3native: counting the statistics of {} in the filesystem's metrics failed", this, e);
+        }
+    }
+
+    /**
      * The stream's figures in S3A's names (the native reader's mapping,
-     * native/src/reader/s3a.rs), plus what only this stream knows: {@code stream_read_close_operations}.
+     * native/src/reader/s3a.rs), plus what only this stream knows: {@code stream_read_close_operations},
+     * and the GETs under the name S3A's stream times them by, {@code action_http_get_request}
+     * (every GET: {@code stream_read_opened}; its {@code .failures}: the failed ones,
+     * {@code stream_read_exceptions}), which ITestCommitOperationCost reads for a {@code .pending} load.
      */
     private IOStatisticsSnapshot snapshot(boolean closing) {
         IOStatisticsSnapshot snap;
@@ -327,9 +373,15 @@ class NativeS3AInputStream extends FSInputStream
         } catch (IOException e) {
             snap = new IOStatisticsSnapshot();
         }
-        snap.counters().put("stream_read_close_operations", closing || closed.get() ? 1L : 0L);
+        Map<String, Long> c = snap.counters();
+        c.put("stream_read_close_operations", closing || closed.get() ? 1L : 0L);
+        c.put(ACTION_HTTP_GET_REQUEST, c.getOrDefault("stream_read_opened", 0L));
+        c.put(ACTION_HTTP_GET_REQUEST + ".failures", c.getOrDefault("stream_read_exceptions", 0L));
         return snap;
     }
+
+    /** S3A's StoreStatisticNames.ACTION_HTTP_GET_REQUEST. */
+    static final String ACTION_HTTP_GET_REQUEST = "action_http_get_request";
 
     @Override
     public String toString() {
