@@ -435,8 +435,10 @@ int32_t s3n_validate(const char *bucket,
 // `fs.s3a.readahead.range`, `fs.s3a.vectored.read.*`) and `credentials` (NULL: from the
 // settings or the default chain). `options_json` (NULL: none) names what the caller knows,
 // every field optional: `{"policy": "ADAPTIVE"|"SEQUENTIAL"|"RANDOM"|"COLUMNAR"|"WHOLE_FILE",
-// "length": bytes, "etag": "..."}`; with length and ETag no HEAD is sent. Every GET is
-// pinned to the ETag (If-Match).
+// "length": bytes, "etag": "...", "split_end": bytes}`; with length and ETag no HEAD is
+// sent. Every GET is pinned to the ETag (If-Match). `split_end` (Hadoop's
+// `fs.option.openfile.split.end`) is where the caller's split ends: read-ahead stops there,
+// reads past it still succeed.
 //
 // Errors: `S3N_ERR_NOT_FOUND` naming the key when there is no object,
 // `S3N_ERR_INVALID_ARGUMENT` (bad bucket, key, setting or options), `S3N_ERR_UNSUPPORTED`.

@@ -212,17 +212,23 @@ pub unsafe extern "C" fn s3n_writer_open_with_credentials(
         if out.is_null() {
             return Err(Error::invalid_argument("out is NULL"));
         }
-        let mode = match mode {
-            S3N_MODE_PUBLISH => Mode::Publish,
-            S3N_MODE_DEFERRED => Mode::Deferred,
-            S3N_MODE_CREATE_IF_ABSENT => Mode::CreateIfAbsent,
-            m => return Err(Error::invalid_argument(format!("unknown mode {m}"))),
-        };
+        let mode = mode_of(mode)?;
         let settings = with_credentials(settings_arg(keys, values, n)?, credentials);
         let writer = Writer::open(str_arg(bucket, "bucket")?, str_arg(key, "key")?, mode, &settings)?;
         *out = Box::into_raw(Box::new(S3nWriter(SharedWriter::new(writer))));
         Ok(())
     })
+}
+
+/// The writer mode a C caller names by its `S3N_MODE_*` number; `S3N_ERR_INVALID_ARGUMENT`
+/// for any other number.
+fn mode_of(mode: i32) -> Result<Mode, Error> {
+    match mode {
+        S3N_MODE_PUBLISH => Ok(Mode::Publish),
+        S3N_MODE_DEFERRED => Ok(Mode::Deferred),
+        S3N_MODE_CREATE_IF_ABSENT => Ok(Mode::CreateIfAbsent),
+        m => Err(Error::invalid_argument(format!("unknown mode {m}"))),
+    }
 }
 
 /// # Safety
@@ -837,8 +843,10 @@ unsafe fn buf_arg<'a>(buf: *mut u8, len: usize) -> Result<&'a mut [u8], Error> {
 /// `fs.s3a.readahead.range`, `fs.s3a.vectored.read.*`) and `credentials` (NULL: from the
 /// settings or the default chain). `options_json` (NULL: none) names what the caller knows,
 /// every field optional: `{"policy": "ADAPTIVE"|"SEQUENTIAL"|"RANDOM"|"COLUMNAR"|"WHOLE_FILE",
-/// "length": bytes, "etag": "..."}`; with length and ETag no HEAD is sent. Every GET is
-/// pinned to the ETag (If-Match).
+/// "length": bytes, "etag": "...", "split_end": bytes}`; with length and ETag no HEAD is
+/// sent. Every GET is pinned to the ETag (If-Match). `split_end` (Hadoop's
+/// `fs.option.openfile.split.end`) is where the caller's split ends: read-ahead stops there,
+/// reads past it still succeed.
 ///
 /// Errors: `S3N_ERR_NOT_FOUND` naming the key when there is no object,
 /// `S3N_ERR_INVALID_ARGUMENT` (bad bucket, key, setting or options), `S3N_ERR_UNSUPPORTED`.
@@ -1187,12 +1195,7 @@ pub unsafe extern "C" fn s3n_parquet_open(
         if out.is_null() {
             return Err(Error::invalid_argument("out is NULL"));
         }
-        let mode = match mode {
-            S3N_MODE_PUBLISH => Mode::Publish,
-            S3N_MODE_DEFERRED => Mode::Deferred,
-            S3N_MODE_CREATE_IF_ABSENT => Mode::CreateIfAbsent,
-            m => return Err(Error::invalid_argument(format!("unknown mode {m}"))),
-        };
+        let mode = mode_of(mode)?;
         let schema = (schema as *const arrow_schema::ffi::FFI_ArrowSchema)
             .as_ref()
             .ok_or_else(|| Error::invalid_argument("schema is NULL"))?;
