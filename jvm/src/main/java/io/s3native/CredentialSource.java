@@ -15,11 +15,7 @@ import java.util.Optional;
  * source keep it alive.
  */
 public final class CredentialSource implements AutoCloseable {
-    private static final Cleaner CLEANER = Cleaner.create(r -> {
-        Thread t = new Thread(r, "s3native-credentials-cleaner");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final Cleaner CLEANER = NativeHandle.cleaner("s3native-credentials-cleaner");
 
     private final String description;
     private final Handle handle;

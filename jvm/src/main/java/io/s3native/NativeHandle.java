@@ -11,6 +11,24 @@ import java.io.IOException;
  * then waits for that abort.
  */
 final class NativeHandle implements Runnable {
+    /** A call of a native object through its handle's pointer. */
+    interface Call<T> {
+        T run(long ptr) throws IOException;
+    }
+
+    /**
+     * A Cleaner on its own daemon thread named {@code name}. Each kind of owner has its own, so
+     * a writer's clean-up, which waits for an abort on the network, never delays freeing a
+     * reader's, a listing's or a credential source's memory.
+     */
+    static java.lang.ref.Cleaner cleaner(String name) {
+        return java.lang.ref.Cleaner.create(r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
     private long ptr;
     /** Frees {@code ptr}: {@link Native#free} for a writer, {@link Native#freeReader} for a reader. */
     private final java.util.function.LongConsumer free;
@@ -50,6 +68,20 @@ final class NativeHandle implements Runnable {
             ptr = 0;
         }
         free.accept(p);
+    }
+
+    /**
+     * Run {@code c} on the pointer between {@link #acquire()} and {@link #release()}, keeping
+     * {@code owner} (the Java object whose Cleaner frees this handle) reachable meanwhile.
+     */
+    <T> T call(Call<T> c, Object owner) throws IOException {
+        long p = acquire();
+        try {
+            return c.run(p);
+        } finally {
+            release();
+            java.lang.ref.Reference.reachabilityFence(owner);
+        }
     }
 
     /** True once disposed. */

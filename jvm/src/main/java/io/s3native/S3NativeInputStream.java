@@ -53,15 +53,7 @@ public final class S3NativeInputStream extends InputStream {
     /** The message of a call on a closed stream (Hadoop's FSExceptionMessages.STREAM_IS_CLOSED). */
     public static final String STREAM_IS_CLOSED = "Stream is closed!";
 
-    private static final Cleaner CLEANER = Cleaner.create(r -> {
-        Thread t = new Thread(r, "s3native-reader-cleaner");
-        t.setDaemon(true);
-        return t;
-    });
-
-    private interface Call<T> {
-        T run(long ptr) throws IOException;
-    }
+    private static final Cleaner CLEANER = NativeHandle.cleaner("s3native-reader-cleaner");
 
     private final String bucket;
     private final String key;
@@ -184,7 +176,7 @@ public final class S3NativeInputStream extends InputStream {
         return etag;
     }
 
-    private <T> T call(Call<T> c) throws IOException {
+    private <T> T call(NativeHandle.Call<T> c) throws IOException {
         long p;
         try {
             p = handle.acquire();

@@ -29,15 +29,7 @@ import java.util.NoSuchElementException;
  * at a time.
  */
 public final class S3NativeObjects implements AutoCloseable {
-    private static final Cleaner CLEANER = Cleaner.create(r -> {
-        Thread t = new Thread(r, "s3native-objects-cleaner");
-        t.setDaemon(true);
-        return t;
-    });
-
-    private interface Call<T> {
-        T run(long ptr) throws IOException;
-    }
+    private static final Cleaner CLEANER = NativeHandle.cleaner("s3native-objects-cleaner");
 
     private final String bucket;
     private final NativeHandle handle;
@@ -66,14 +58,8 @@ public final class S3NativeObjects implements AutoCloseable {
         return bucket;
     }
 
-    private <T> T call(Call<T> c) throws IOException {
-        long p = handle.acquire();
-        try {
-            return c.run(p);
-        } finally {
-            handle.release();
-            Reference.reachabilityFence(this);
-        }
+    private <T> T call(NativeHandle.Call<T> c) throws IOException {
+        return handle.call(c, this);
     }
 
     /** Whether an object is at {@code key} (one HeadObject). */

@@ -76,16 +76,7 @@ public final class S3NativeOutputStream extends OutputStream {
     /** Size of the buffer behind {@link #write(int)}. */
     static final int SMALL_BUFFER = 1024;
 
-    private static final Cleaner CLEANER = Cleaner.create(r -> {
-        Thread t = new Thread(r, "s3native-cleaner");
-        t.setDaemon(true);
-        return t;
-    });
-
-    /** A call of the native writer. */
-    private interface Call<T> {
-        T run(long ptr) throws IOException;
-    }
+    private static final Cleaner CLEANER = NativeHandle.cleaner("s3native-cleaner");
 
     private final String bucket;
     private final String key;
@@ -180,14 +171,8 @@ public final class S3NativeOutputStream extends OutputStream {
     }
 
     /** Run {@code c} on the native writer, keeping the handle alive (and this stream reachable) meanwhile. */
-    private <T> T call(Call<T> c) throws IOException {
-        long p = handle.acquire();
-        try {
-            return c.run(p);
-        } finally {
-            handle.release();
-            Reference.reachabilityFence(this);
-        }
+    private <T> T call(NativeHandle.Call<T> c) throws IOException {
+        return handle.call(c, this);
     }
 
     @Override
