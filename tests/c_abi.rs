@@ -21,60 +21,22 @@ fn data_pattern_c(len: usize) -> Vec<u8> {
 /// The compiled roundtrip.c (compiled once per test run of this binary).
 fn program() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| compile("roundtrip"))
+    EXE.get_or_init(|| common::compile_c("roundtrip"))
 }
 
 /// The compiled credentials.c.
 fn credentials_program() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| compile("credentials"))
+    EXE.get_or_init(|| common::compile_c("credentials"))
 }
 
-/// tests/c/`name`.c compiled and linked to the cdylib, as target/<profile>/c_`name`.
-fn compile(name: &str) -> PathBuf {
-    {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        // The cdylib lives next to the test binary's deps directory: target/<profile>/.
-        let exe = std::env::current_exe().unwrap();
-        let lib_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-        assert!(lib_dir.join("libs3native.so").exists(), "no libs3native.so in {}", lib_dir.display());
-        let out = lib_dir.join(format!("c_{name}"));
-        let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-            .args(["-std=c11", "-Wall", "-Werror", "-o"])
-            .arg(&out)
-            .arg(root.join(format!("tests/c/{name}.c")))
-            .arg(format!("-I{}", root.join("native/include").display()))
-            .arg(format!("-L{}", lib_dir.display()))
-            .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
-            .arg("-ls3native")
-            .status()
-            .expect("a C compiler (cc) on PATH");
-        assert!(status.success(), "compiling tests/c/{name}.c failed");
-        out
-    }
-}
-
-/// The program running `args` with the test credentials, stdin and stdout piped.
+/// The roundtrip program running `args` with the test credentials, stdin and stdout piped.
 fn command(args: &[&str]) -> Command {
-    let e = common::env();
-    let mut c = Command::new(program());
-    c.args(args)
-        .env("AWS_ACCESS_KEY_ID", &e.access_key)
-        .env("AWS_SECRET_ACCESS_KEY", &e.secret_key)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
+    common::c_command(program(), args)
 }
 
-#[track_caller]
 fn assert_success(out: &Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "{what}: the C program failed ({}): {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
+    common::assert_c_success(out, what)
 }
 
 /// The result JSON the program printed as its first line.

@@ -4,32 +4,10 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use common::TestBucket;
 use s3native::{Mode, ReadStatistics, Writer};
-
-/// tests/c/reader.c compiled and linked to the cdylib, as target/<profile>/c_reader.
-fn compile() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let exe = std::env::current_exe().unwrap();
-    let lib_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    assert!(lib_dir.join("libs3native.so").exists(), "no libs3native.so in {}", lib_dir.display());
-    let out = lib_dir.join("c_reader");
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-std=c11", "-Wall", "-Werror", "-o"])
-        .arg(&out)
-        .arg(root.join("tests/c/reader.c"))
-        .arg(format!("-I{}", root.join("native/include").display()))
-        .arg(format!("-L{}", lib_dir.display()))
-        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
-        .arg("-ls3native")
-        .status()
-        .expect("a C compiler (cc) on PATH");
-    assert!(status.success(), "compiling tests/c/reader.c failed");
-    out
-}
 
 #[test]
 fn a_c_program_reads_every_way_and_sees_a_missing_key() {
@@ -41,7 +19,7 @@ fn a_c_program_reads_every_way_and_sees_a_missing_key() {
     let mut w = Writer::open(&b.bucket, &key, Mode::Publish, &b.settings()).unwrap();
     w.write(&bytes).unwrap();
     w.close().unwrap();
-    let out = Command::new(compile())
+    let out = Command::new(common::compile_c("reader"))
         .args(["reader", &e.endpoint, &b.bucket, &key, &len.to_string()])
         .env("AWS_ACCESS_KEY_ID", &e.access_key)
         .env("AWS_SECRET_ACCESS_KEY", &e.secret_key)

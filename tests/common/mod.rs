@@ -527,3 +527,54 @@ impl Drop for FaultProxy {
         }
     }
 }
+
+/// tests/c/`name`.c compiled with the system C compiler (`CC`, else `cc`) against the
+/// generated native/include/s3native.h and linked to the cdylib cargo built, as
+/// target/<profile>/c_`name`.
+pub fn compile_c(name: &str) -> std::path::PathBuf {
+    use std::path::PathBuf;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // The cdylib lives next to the test binary's deps directory: target/<profile>/.
+    let exe = std::env::current_exe().unwrap();
+    let lib_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    assert!(lib_dir.join("libs3native.so").exists(), "no libs3native.so in {}", lib_dir.display());
+    let out = lib_dir.join(format!("c_{name}"));
+    let status = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-std=c11", "-Wall", "-Werror", "-o"])
+        .arg(&out)
+        .arg(root.join(format!("tests/c/{name}.c")))
+        .arg(format!("-I{}", root.join("native/include").display()))
+        .arg(format!("-L{}", lib_dir.display()))
+        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
+        .arg("-ls3native")
+        .status()
+        .expect("a C compiler (cc) on PATH");
+    assert!(status.success(), "compiling tests/c/{name}.c failed");
+    out
+}
+
+/// `program` running `args` with the test credentials in its environment, stdin, stdout and
+/// stderr piped.
+pub fn c_command(program: &std::path::Path, args: &[&str]) -> std::process::Command {
+    use std::process::Stdio;
+    let e = env();
+    let mut c = std::process::Command::new(program);
+    c.args(args)
+        .env("AWS_ACCESS_KEY_ID", &e.access_key)
+        .env("AWS_SECRET_ACCESS_KEY", &e.secret_key)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Asserts the C program exited 0, with its stderr in the message otherwise.
+#[track_caller]
+pub fn assert_c_success(out: &std::process::Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: the C program failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+}
