@@ -555,13 +555,14 @@ public class NativeS3AFileSystem extends S3AFileSystem {
                 throw new IllegalArgumentException("Filename mismatch between file being opened " + path
                         + " and supplied filestatus " + status.getPath());
             }
+            if (status != null && status.isDirectory()) {
+                // As S3A: thrown by build() itself, not carried in the future
+                throw new FileNotFoundException("Can't open " + path + " because it is a directory");
+            }
             Configuration options = parameters.getOptions();
             String policy = options.getTrimmed(OPT_READ_POLICY, options.getTrimmed(S3A_FADVISE));
             CompletableFuture<FSDataInputStream> result = new CompletableFuture<>();
             try {
-                if (status != null && status.isDirectory()) {
-                    throw new FileNotFoundException("Can't open " + path + " because it is a directory");
-                }
                 // The length and ETag of a status are the object's (no HEAD). A length option alone
                 // is a hint S3A trusts even when absurd (Hadoop's contract tests pass 4.32e61 for a
                 // 512-byte file); the native reader, pinned to an ETag, HEADs for both then.

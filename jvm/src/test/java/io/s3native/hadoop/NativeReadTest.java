@@ -279,6 +279,24 @@ class NativeReadTest {
     }
 
     @Test
+    void aDirectoryStatusFailsInBuildAsStock() throws Exception {
+        Path p = new Path("/small.parquet");
+        for (FileSystem fs : new FileSystem[] {stock, ours}) {
+            org.apache.hadoop.fs.FileStatus st = fs.getFileStatus(p);
+            org.apache.hadoop.fs.FileStatus dir = new org.apache.hadoop.fs.FileStatus(st.getLen(), true,
+                    st.getReplication(), st.getBlockSize(), st.getModificationTime(), fs.makeQualified(p));
+            String who = fs.getClass().getSimpleName();
+            if (fs != ours && org.apache.hadoop.util.VersionInfo.getVersion().compareTo("3.4") < 0) {
+                continue; // S3A 3.3.x ignores the status's directory flag and opens the object
+            }
+            // thrown by build() itself as S3A 3.4+ (hadoop-aws's ITestS3AContractOpen#testOpenFileDirectory)
+            Throwable e = assertThrows(FileNotFoundException.class, () -> fs.openFile(p).withFileStatus(dir).build(), who);
+            assertTrue(e.getMessage().contains("small.parquet"), who + ": " + e.getMessage());
+        }
+        assertEquals(0, ours.getStockOpenCount());
+    }
+
+    @Test
     void aMissingObjectIsFileNotFoundAtOpen() throws Exception {
         Path p = new Path("/no/such/object");
         FileNotFoundException e = assertThrows(FileNotFoundException.class, () -> ours.open(p));
