@@ -24,6 +24,7 @@ public class S3NativeStorageConnectorModule implements DruidModule
     return List.of(
         new SimpleModule(getClass().getSimpleName())
             .registerSubtypes(new NamedType(S3NativeStorageConnectorProvider.class, S3NativeStorageConnectorProvider.TYPE))
+            .registerSubtypes(new NamedType(S3NativeExportStorageProvider.class, S3NativeExportStorageProvider.TYPE))
     );
   }
 
@@ -32,5 +33,6 @@ public class S3NativeStorageConnectorModule implements DruidModule
   {
     JsonConfigProvider.bind(binder, "druid.s3", S3NativeClientConfig.class);
     JsonConfigProvider.bind(binder, S3NativeDruidConfig.PREFIX, S3NativeDruidConfig.class);
+    JsonConfigProvider.bind(binder, S3NativeExportConfig.PREFIX, S3NativeExportConfig.class);
   }
 }
