@@ -2,8 +2,11 @@ package io.s3native.hadoop;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -88,6 +91,40 @@ class NativeVectoredReadTest {
                                 (int) range.getOffset() + range.getLength());
                         assertArrayEquals(want, fromStock.get(i), "stock, batch " + batch + " range " + i);
                         assertArrayEquals(fromStock.get(i), fromNative.get(i), "native, batch " + batch + " range " + i);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * A range past the end (one starting at the end, one ending a byte past it) makes
+     * readVectored itself throw EOFException on both filesystems, before any range gets a
+     * future; the stream stays usable for ranges inside the object.
+     */
+    @Test
+    void aRangePastTheEndThrowsEofFromTheCallAsStock() throws Exception {
+        String bucket = HadoopS3.newBucket("vectored-eof");
+        Configuration stockConf = HadoopS3.conf(false);
+        stockConf.set("fs.s3a.input.stream.type", "classic");
+        Configuration nativeConf = HadoopS3.conf(true);
+        nativeConf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
+        int len = 64 * 1024;
+        byte[] data = HadoopS3.data(len, 5);
+        Path p = new Path("/eof.bin");
+        try (FileSystem stock = HadoopS3.fs(bucket, stockConf); FileSystem ours = HadoopS3.fs(bucket, nativeConf)) {
+            try (FSDataOutputStream out = stock.create(p, true)) {
+                out.write(data);
+            }
+            for (FileSystem fs : List.of(stock, ours)) {
+                for (List<FileRange> bad : List.of(List.of(FileRange.createFileRange(len, 100)),
+                        List.of(FileRange.createFileRange(0, len + 1)))) {
+                    try (FSDataInputStream in = fs.open(p)) {
+                        List<FileRange> ranges = copy(bad);
+                        assertThrows(EOFException.class, () -> in.readVectored(ranges, ByteBuffer::allocate), fs.getClass().getName());
+                        assertNull(ranges.get(0).getData(), fs.getClass().getName());
+                        List<FileRange> good = List.of(FileRange.createFileRange(len - 10, 10));
+                        assertArrayEquals(java.util.Arrays.copyOfRange(data, len - 10, len), read(in, good, ByteBuffer::allocate).get(0));
                     }
                 }
             }
