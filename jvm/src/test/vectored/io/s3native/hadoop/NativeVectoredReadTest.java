@@ -121,7 +121,12 @@ class NativeVectoredReadTest {
                         List.of(FileRange.createFileRange(0, len + 1)))) {
                     try (FSDataInputStream in = fs.open(p)) {
                         List<FileRange> ranges = copy(bad);
-                        assertThrows(EOFException.class, () -> in.readVectored(ranges, ByteBuffer::allocate), fs.getClass().getName());
+                        EOFException e = assertThrows(EOFException.class, () -> in.readVectored(ranges, ByteBuffer::allocate),
+                                fs.getClass().getName());
+                        if (fs == ours) {
+                            // The native reader's end-of-file error, naming the range and the key.
+                            assertTrue(e.getMessage().contains("eof.bin") && e.getMessage().contains("past the end"), e.getMessage());
+                        }
                         assertNull(ranges.get(0).getData(), fs.getClass().getName());
                         List<FileRange> good = List.of(FileRange.createFileRange(len - 10, 10));
                         assertArrayEquals(java.util.Arrays.copyOfRange(data, len - 10, len), read(in, good, ByteBuffer::allocate).get(0));
