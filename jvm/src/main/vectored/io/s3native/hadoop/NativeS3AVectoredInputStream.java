@@ -1,6 +1,7 @@
 package io.s3native.hadoop;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Locale;
@@ -30,7 +31,9 @@ import io.s3native.S3NativeInputStream;
  * range's future completes as its bytes arrive (the buffer's limit at the range's end, its
  * position where the allocator left it); a failure fails the ranges not yet delivered.
  * Hadoop 3.4.2+'s overload with a release function delegates here (no buffer is dropped
- * before its future completes).
+ * before its future completes). close() and unbuffer() stop the reads in progress, as S3A's:
+ * the native reader cancels their GETs and the futures not yet completed fail with
+ * InterruptedIOException.
  */
 final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
     static final String VECTORED = "in:readvectored";
@@ -50,7 +53,8 @@ final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
     public void readVectored(List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate) throws IOException {
         checkNotClosed();
         // As S3A: overlaps and bad ranges fail the call, and so does a range past the end
-        // (EOFException from the reader's check, before any range gets a future or a buffer).
+        // (EOFException: the native reader's end-of-file error, checked against the length it
+        // opened with before anything is fetched, and before any range gets a future or a buffer).
         VectoredReadUtils.validateAndSortRanges(ranges, Optional.empty());
         int n = ranges.size();
         if (n == 0) {
@@ -92,6 +96,12 @@ final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
                 futures[i].complete(b);
             }
         } catch (IOException | RuntimeException | Error e) {
+            if (e instanceof InterruptedIOException) {
+                // close() or unbuffer() stopped the read (as S3A's, the ranges not yet delivered
+                // fail with InterruptedIOException); the native error set this pool thread's
+                // interrupt flag, which must not reach the next read it delivers.
+                Thread.interrupted();
+            }
             // An object changed since open: S3A's exception, as for the other reads.
             Throwable failure = e instanceof ObjectChangedException ? changed((ObjectChangedException) e, "readVectored") : e;
             for (CompletableFuture<ByteBuffer> f : futures) {

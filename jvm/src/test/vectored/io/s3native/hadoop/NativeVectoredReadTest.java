@@ -8,10 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
@@ -133,6 +135,68 @@ class NativeVectoredReadTest {
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * close() and unbuffer() with ranges in flight stop them, on stock and native alike: every
+     * future completes, and those not yet delivered fail with InterruptedIOException; a stream
+     * opened again (after close) or the same stream (after unbuffer) then reads them whole.
+     */
+    @Test
+    void closeAndUnbufferFailTheRangesInFlightAsStock() throws Exception {
+        String bucket = HadoopS3.newBucket("vectored-stop");
+        Configuration stockConf = HadoopS3.conf(false);
+        stockConf.set("fs.s3a.input.stream.type", "classic");
+        Configuration nativeConf = HadoopS3.conf(true);
+        nativeConf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
+        byte[] data = HadoopS3.data(LEN, 6);
+        Path p = new Path("/stop.bin");
+        List<FileRange> wanted = List.of(FileRange.createFileRange(0, 1000), FileRange.createFileRange(3 << 20, 2 << 20),
+                FileRange.createFileRange(LEN - 3_000_000, 3_000_000));
+        try (FileSystem stock = HadoopS3.fs(bucket, stockConf); FileSystem ours = HadoopS3.fs(bucket, nativeConf)) {
+            try (FSDataOutputStream out = stock.create(p, true)) {
+                out.write(data);
+            }
+            for (FileSystem fs : List.of(stock, ours)) {
+                for (boolean close : new boolean[] {true, false}) {
+                    String what = fs.getClass().getSimpleName() + (close ? " close" : " unbuffer");
+                    try (FSDataInputStream in = fs.open(p)) {
+                        List<FileRange> ranges = copy(wanted);
+                        in.readVectored(ranges, ByteBuffer::allocate);
+                        if (close) {
+                            in.close();
+                        } else {
+                            in.unbuffer();
+                        }
+                        int interrupted = 0;
+                        for (FileRange r : ranges) {
+                            try {
+                                r.getData().get(60, TimeUnit.SECONDS);
+                            } catch (ExecutionException e) {
+                                assertTrue(e.getCause() instanceof InterruptedIOException, what + ": " + e.getCause());
+                                interrupted++;
+                            }
+                        }
+                        assertTrue(interrupted > 0, what + ": no range failed");
+                        assertTrue(!Thread.currentThread().isInterrupted(), what);
+                        if (!close) {
+                            assertRangesEqual(data, wanted, read(in, copy(wanted), ByteBuffer::allocate), what + ", again");
+                        }
+                    }
+                    try (FSDataInputStream in = fs.open(p)) {
+                        assertRangesEqual(data, wanted, read(in, copy(wanted), ByteBuffer::allocate), what + ", reopened");
+                    }
+                }
+            }
+        }
+    }
+
+    private static void assertRangesEqual(byte[] data, List<FileRange> wanted, List<byte[]> got, String what) {
+        for (int i = 0; i < wanted.size(); i++) {
+            FileRange r = wanted.get(i);
+            int from = (int) r.getOffset();
+            assertArrayEquals(java.util.Arrays.copyOfRange(data, from, from + r.getLength()), got.get(i), what + ": range " + i);
         }
     }
 
