@@ -275,7 +275,58 @@ fn vectored_ranges_are_coalesced_split_and_delivered_as_each_completes() {
     assert_eq!(s.bytes_discarded, 50_000 - 11_100, "the holes coalesced over: {s:?}");
     let past = 0..bytes.len() as u64 + 1;
     let e = r.read_ranges(std::slice::from_ref(&past)).err().expect("past the end");
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(e.kind(), ErrorKind::EndOfFile, "{e}");
+    assert!(e.message().contains(&key) && e.message().contains("past the end"), "{e}");
+    let reversed = std::ops::Range { start: 10, end: 5 };
+    let e = r.read_ranges(std::slice::from_ref(&reversed)).err().expect("reversed");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+}
+
+/// As S3A's stream at close and unbuffer: a vectored read the reader stops fails its ranges
+/// not yet taken with Interrupted, naming the object and the reason (also when their bytes
+/// were in already), delivers nothing after, and reads started later are whole.
+#[test]
+fn stopped_vectored_reads_fail_the_ranges_not_yet_taken() {
+    require_server!();
+    let b = TestBucket::new("reader-vectored-stop");
+    let key = b.key("stop.bin");
+    let bytes = data(9, 3 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let mut r = Reader::open(&b.bucket, &key, &read_settings(direct(&b)), ReadOptions { policy: Some(ReadPolicy::Random), ..Default::default() })
+        .unwrap();
+    let m = MIB as u64;
+    let ranges: Vec<Range<u64>> = vec![0..1000, m..m + 5000, 2 * m..3 * m];
+    let whole = |r: &Reader| {
+        let mut seen = 0;
+        for item in r.read_ranges(&ranges).unwrap() {
+            let (i, got) = item.unwrap();
+            let want = &ranges[i];
+            assert_same_bytes(&got, &bytes[want.start as usize..want.end as usize], &format!("range {i}"));
+            seen += 1;
+        }
+        assert_eq!(seen, ranges.len());
+    };
+    // Stopped before any range was taken (close).
+    let mut v = r.read_ranges(&ranges).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300)); // let some bytes arrive
+    assert_eq!(r.stop_vectored("closed"), 1);
+    let e = v.next().expect("an error").expect_err("stopped");
+    assert_eq!(e.kind(), ErrorKind::Interrupted, "{e}");
+    assert!(e.message().contains(&key) && e.message().contains("closed with ranges in flight"), "{e}");
+    assert!(v.next().is_none(), "nothing after the stop");
+    assert_eq!(r.stop_vectored("closed"), 0, "a stopped read is stopped once");
+    whole(&r);
+    // Stopped after one range was taken (unbuffer).
+    let mut v = r.read_ranges(&ranges).unwrap();
+    let (i, got) = v.next().unwrap().unwrap();
+    assert_same_bytes(&got, &bytes[ranges[i].start as usize..ranges[i].end as usize], "the first range");
+    r.unbuffer();
+    let e = v.next().expect("an error").expect_err("stopped");
+    assert_eq!(e.kind(), ErrorKind::Interrupted, "{e}");
+    assert!(e.message().contains("unbuffered with ranges in flight"), "{e}");
+    assert!(v.next().is_none());
+    drop(v);
+    whole(&r);
 }
 
 #[test]

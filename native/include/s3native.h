@@ -62,6 +62,9 @@
 // `If-None-Match: *`); nothing was written.
 #define S3N_ERR_ALREADY_EXISTS 10
 
+// A read past the end of the object (a vectored range ending past it); nothing was read.
+#define S3N_ERR_EOF 11
+
 // `mode` of `s3n_writer_open`: close completes the upload (or sends one PUT).
 #define S3N_MODE_PUBLISH 0
 

@@ -41,6 +41,9 @@ pub enum ErrorKind {
     /// or CompleteMultipartUpload sent with `If-None-Match: *`, and the object there is not
     /// this writer's own (see [`crate::s3`]). Nothing was written; the upload is aborted.
     AlreadyExists = 10,
+    /// A read asked for bytes past the end of the object as the reader knows it (its length
+    /// from open): a vectored read's range ending past the end. Java's `EOFException`.
+    EndOfFile = 11,
 }
 
 /// A failure of the native writer. Cheap to clone: the first failure of a writer is kept and
@@ -87,6 +90,11 @@ impl Error {
     /// A bad argument of a call.
     pub fn invalid_argument(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidArgument, message)
+    }
+
+    /// A read past the end of the object ([`ErrorKind::EndOfFile`]).
+    pub fn end_of_file(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::EndOfFile, message)
     }
 
     /// A call that does not fit the writer's state.

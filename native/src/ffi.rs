@@ -53,6 +53,8 @@ pub const S3N_ERR_INTERNAL: i32 = 9;
 /// `S3N_MODE_CREATE_IF_ABSENT`: an object already exists at the key (S3 answered 412 to
 /// `If-None-Match: *`); nothing was written.
 pub const S3N_ERR_ALREADY_EXISTS: i32 = 10;
+/// A read past the end of the object (a vectored range ending past it); nothing was read.
+pub const S3N_ERR_EOF: i32 = 11;
 
 // The codes are ErrorKind's discriminants.
 const _: () = assert!(
@@ -66,6 +68,7 @@ const _: () = assert!(
         && S3N_ERR_IO == ErrorKind::Io as i32
         && S3N_ERR_INTERNAL == ErrorKind::Internal as i32
         && S3N_ERR_ALREADY_EXISTS == ErrorKind::AlreadyExists as i32
+        && S3N_ERR_EOF == ErrorKind::EndOfFile as i32
 );
 
 /// `mode` of `s3n_writer_open`: close completes the upload (or sends one PUT).

@@ -372,6 +372,19 @@ pub extern "system" fn Java_io_s3native_Native_freeVectored<'local>(unowned: Env
     })
 }
 
+/// `static native int stopVectored(long handle)`: [`Reader::stop_vectored`] at close (the
+/// reader itself lives on until its vectored reads are freed); returns how many it stopped.
+/// Never waits: while a stream read holds the reader on another thread, nothing is stopped
+/// (-1) and those vectored reads end when they are freed.
+#[no_mangle]
+pub extern "system" fn Java_io_s3native_Native_stopVectored<'local>(unowned: EnvUnowned<'local>, _class: JClass<'local>, h: jlong) -> jint {
+    call(unowned, |_env| match reader(h)?.reader.try_read() {
+        Ok(r) => Ok(r.stop_vectored("closed") as jint),
+        Err(std::sync::TryLockError::WouldBlock) => Ok(-1),
+        Err(std::sync::TryLockError::Poisoned(_)) => Err(poisoned()),
+    })
+}
+
 /// `static native void unbuffer(long handle)`: [`Reader::unbuffer`].
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_unbuffer<'local>(unowned: EnvUnowned<'local>, _class: JClass<'local>, h: jlong) {

@@ -46,7 +46,7 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -604,6 +604,17 @@ pub struct Reader {
     policy: ReadPolicy,
     held: Mutex<Held>,
     stream: Arc<Mutex<Stream>>,
+    /// The stops of this reader's vectored reads still alive ([`Reader::stop_vectored`]).
+    vectored: Mutex<Vec<Weak<VectoredStop>>>,
+}
+
+/// How a reader stops one of its vectored reads (close, unbuffer): the reason, once; a wake-up
+/// for the caller waiting in [`VectoredRead::next_with`]; the task running its GETs.
+#[derive(Default)]
+struct VectoredStop {
+    why: OnceLock<String>,
+    wake: tokio::sync::Notify,
+    task: OnceLock<tokio::task::AbortHandle>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -614,7 +625,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The ranges of one [`Reader::read_ranges`] call, delivered as each completes: iterate (or
 /// call [`VectoredRead::next_with`]) until `None`. Each item is `(index, bytes)`, `index`
 /// the range's position in the request. The bytes stay held against the memory budget
-/// until dropped. Dropping a `VectoredRead` cancels the GETs not yet done.
+/// until dropped. Dropping a `VectoredRead` cancels the GETs not yet done;
+/// [`Reader::stop_vectored`] (and [`Reader::unbuffer`]) fails the ranges not yet taken.
 pub struct VectoredRead {
     rx: tokio::sync::mpsc::UnboundedReceiver<(usize, Result<Bytes>)>,
     count: usize,
@@ -622,6 +634,7 @@ pub struct VectoredRead {
     object: Arc<Object>,
     task: Option<tokio::task::AbortHandle>,
     lease: Arc<Option<ReadLease>>,
+    stop: Arc<VectoredStop>,
 }
 
 /// Delivered bytes with the lease that holds them.
@@ -646,15 +659,36 @@ impl VectoredRead {
 
     /// The next range to complete, blocking until one does; `None` once every range was
     /// delivered. An error (a GET that failed after retries, an object changed since open)
-    /// is delivered once; the ranges after it are then not delivered.
+    /// is delivered once; the ranges after it are then not delivered. Once the reader stopped
+    /// it ([`Reader::stop_vectored`]), the next call fails with [`ErrorKind::Interrupted`]
+    /// naming the object and the reason, also when ranges were in already but not taken.
     pub fn next_with(&mut self, interrupted: &dyn Fn() -> bool) -> Option<Result<(usize, Bytes)>> {
         if self.remaining == 0 {
             return None;
         }
         let what = format!("reading ranges of {}", self.object.describe());
-        let got = match pool::block_on(self.object.rt, &what, interrupted, self.rx.recv()) {
+        let stopped = |this: &mut Self| {
+            this.remaining = 0;
+            let why = this.stop.why.get().map(String::as_str).unwrap_or("stopped");
+            Some(Err(Error::new(ErrorKind::Interrupted, format!("{what}: {why} with ranges in flight"))))
+        };
+        if self.stop.why.get().is_some() {
+            return stopped(self);
+        }
+        let stop = self.stop.clone();
+        let rx = &mut self.rx;
+        let next = async move {
+            tokio::select! {
+                biased;
+                _ = stop.wake.notified() => None,
+                got = rx.recv() => Some(got),
+            }
+        };
+        let got = match pool::block_on(self.object.rt, &what, interrupted, next) {
             Err(e) => return Some(Err(e)),
-            Ok(got) => got,
+            Ok(None) => return stopped(self),
+            Ok(Some(_)) if self.stop.why.get().is_some() => return stopped(self),
+            Ok(Some(got)) => got,
         };
         match got {
             Some((i, Ok(b))) => {
@@ -804,7 +838,13 @@ impl Reader {
             g.1.push(Arc::downgrade(&object.counters));
         }
         let stream = Stream { counters: object.counters.clone(), expected: None, sequential: false, ahead, window: VecDeque::new() };
-        let reader = Reader { object, policy, held: Mutex::new(Held::default()), stream: Arc::new(Mutex::new(stream)) };
+        let reader = Reader {
+            object,
+            policy,
+            held: Mutex::new(Held::default()),
+            stream: Arc::new(Mutex::new(stream)),
+            vectored: Mutex::new(Vec::new()),
+        };
         watch(&reader.stream);
         let c = &reader.object.config;
         if policy == ReadPolicy::Columnar && c.footer_size > 0 && length > c.small_object_size && length <= c.footer_max_object_size {
@@ -1080,7 +1120,10 @@ impl Reader {
 
     /// Vectored read of `ranges` (any order, may overlap; each must end within the object):
     /// planned and started at once, delivered as each completes (see [`VectoredRead`]).
-    /// Errors: [`ErrorKind::InvalidArgument`] for a range past the end or reversed, naming it.
+    /// Errors, before any GET and naming the range and the object: [`ErrorKind::EndOfFile`]
+    /// for a range ending past the object's length (as S3A's readVectored, which validates
+    /// against the file's length and throws EOFException at the call);
+    /// [`ErrorKind::InvalidArgument`] for a reversed one.
     pub fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<VectoredRead> {
         self.read_ranges_with(ranges, &|| false)
     }
@@ -1089,20 +1132,27 @@ impl Reader {
     pub fn read_ranges_with(&self, ranges: &[Range<u64>], interrupted: &dyn Fn() -> bool) -> Result<VectoredRead> {
         let o = self.object.clone();
         for (i, r) in ranges.iter().enumerate() {
-            if r.start > r.end || r.end > o.length {
-                return Err(Error::invalid_argument(format!(
-                    "range {i} ({}..{}) of a vectored read of {} is {}",
-                    r.start,
-                    r.end,
-                    o.describe(),
-                    if r.start > r.end { "reversed".to_string() } else { format!("past the end ({} bytes)", o.length) }
-                )));
+            let what = |why: String| format!("range {i} ({}..{}) of a vectored read of {} is {why}", r.start, r.end, o.describe());
+            if r.start > r.end {
+                return Err(Error::invalid_argument(what("reversed".to_string())));
+            }
+            if r.end > o.length {
+                return Err(Error::end_of_file(what(format!("past the end ({} bytes)", o.length))));
             }
         }
         add(&o.counters.vectored_operations, 1);
         add(&o.counters.vectored_ranges, ranges.len() as u64);
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut vr = VectoredRead { rx, count: ranges.len(), remaining: ranges.len(), object: o.clone(), task: None, lease: Arc::new(None) };
+        let stop = Arc::new(VectoredStop::default());
+        let mut vr = VectoredRead {
+            rx,
+            count: ranges.len(),
+            remaining: ranges.len(),
+            object: o.clone(),
+            task: None,
+            lease: Arc::new(None),
+            stop: stop.clone(),
+        };
         // Ranges whose bytes the reader holds or fetches already (the small object, fetched
         // whole now; the footer; the read-ahead window, a random read's GET) are cut from
         // those buffers without a GET; the rest are planned.
@@ -1127,7 +1177,32 @@ impl Reader {
         let active = o.config.vectored_active_reads;
         let task = o.rt.spawn(vectored(o.clone(), p, rest, from_held, active, tx));
         vr.task = Some(task.abort_handle());
+        let _ = stop.task.set(task.abort_handle());
+        let mut live = lock(&self.vectored);
+        live.retain(|w| w.strong_count() > 0);
+        live.push(Arc::downgrade(&stop));
         Ok(vr)
+    }
+
+    /// Stop this reader's vectored reads in progress, as S3A's stream does at close and
+    /// unbuffer: their GETs are cancelled and each fails its next
+    /// [`VectoredRead::next_with`] with [`ErrorKind::Interrupted`] ("`why` with ranges in
+    /// flight"), so the ranges not yet taken are never delivered. Reads started later are
+    /// not affected. Returns how many reads were stopped.
+    pub fn stop_vectored(&self, why: &str) -> usize {
+        let live = std::mem::take(&mut *lock(&self.vectored));
+        let mut stopped = 0;
+        for stop in live.iter().filter_map(Weak::upgrade) {
+            if stop.why.set(why.to_string()).is_ok() {
+                stopped += 1;
+            }
+            if let Some(t) = stop.task.get() {
+                t.abort();
+            }
+            // A permit when no one waits yet: the next wait returns at once.
+            stop.wake.notify_one();
+        }
+        stopped
     }
 
     /// The buffers held or in flight (whole object, footer, the stream's window) whose
@@ -1146,7 +1221,9 @@ impl Reader {
 
     /// Drop every buffer (read-ahead, whole object, footer) and end the read-ahead pattern,
     /// keeping the open state (length, ETag): the next read fetches again.
+    /// Vectored reads in progress are stopped ([`Reader::stop_vectored`]), as S3A's unbuffer.
     pub fn unbuffer(&mut self) {
+        self.stop_vectored("unbuffered");
         add(&self.object.counters.unbuffered, 1);
         *lock(&self.held) = Held::default();
         let mut st = lock(&self.stream);

@@ -1,5 +1,6 @@
 package io.s3native;
 
+import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -25,6 +26,7 @@ final class Native {
     static final int IO = 8;
     static final int INTERNAL = 9;
     static final int ALREADY_EXISTS = 10;
+    static final int END_OF_FILE = 11;
 
     // No static initialiser: loading happens in load() (every entry point calls it before a
     // native method, whose symbol the JVM binds at its first call). A class whose initialiser
@@ -88,6 +90,8 @@ final class Native {
                 return new IOException("s3native internal error: " + message);
             case ALREADY_EXISTS:
                 return new FileAlreadyExistsException(null, null, message);
+            case END_OF_FILE:
+                return new EOFException(message);
             default:
                 // A read of an object changed since open (native/src/reader.rs).
                 return ObjectChangedException.PRECONDITION_FAILED.equals(s3Code) ? new ObjectChangedException(message)
@@ -194,6 +198,8 @@ final class Native {
     static native void freeVectored(long vectored);
 
     static native void unbuffer(long handle) throws IOException;
+
+    static native int stopVectored(long handle) throws IOException;
 
     /** ReadStatistics by name (native/src/reader.rs). */
     static native Map<String, Object> readerStatistics(long handle) throws IOException;

@@ -383,11 +383,20 @@ public final class S3NativeInputStream extends InputStream {
         return closed;
     }
 
-    /** Frees the native reader (at once, or when a read still running on another thread ends). A second close does nothing. */
+    /**
+     * Frees the native reader (at once, or when a read still running on another thread ends).
+     * Vectored reads still in progress are stopped: their ranges not yet taken fail with
+     * InterruptedIOException. A second close does nothing.
+     */
     @Override
     public void close() {
         if (closed) {
             return;
+        }
+        try {
+            call(Native::stopVectored);
+        } catch (IOException | RuntimeException e) {
+            // Closing anyway; the vectored reads end when they are freed.
         }
         closed = true;
         handle.dispose(null);
@@ -397,20 +406,17 @@ public final class S3NativeInputStream extends InputStream {
      * Start a vectored read of {@code offsets.length} ranges: range {@code i} is
      * {@code lengths[i]} bytes at {@code offsets[i]}. The native reader coalesces and splits
      * them and fetches in parallel; {@link VectoredRead#next} hands each range over as it
-     * completes. Every range must lie inside the object.
+     * completes. Every range must lie inside the object: the native reader checks them
+     * against the length it opened with, before any range is fetched.
      *
-     * @throws EOFException when a range starts below 0 or ends past the object
+     * @throws EOFException when a range ends past the object (the native reader's
+     *         end-of-file error, naming the range and the key)
+     * @throws IllegalArgumentException when a range has a negative offset or length
      */
     public VectoredRead readRanges(long[] offsets, int[] lengths) throws IOException {
         checkOpen();
         if (offsets.length != lengths.length) {
             throw new IllegalArgumentException(offsets.length + " offsets but " + lengths.length + " lengths");
-        }
-        for (int i = 0; i < offsets.length; i++) {
-            if (offsets[i] < 0 || lengths[i] < 0 || offsets[i] + lengths[i] > length) {
-                throw new EOFException("range " + i + " (" + lengths[i] + " bytes at " + offsets[i] + ") is outside s3://"
-                        + bucket + "/" + key + " (" + length + " bytes)");
-            }
         }
         long reader = handle.acquire(); // the reader stays alive until the vectored read is closed
         try {

@@ -1,9 +1,8 @@
 package io.s3native.hadoop;
 
-import java.io.EOFException;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -25,13 +24,16 @@ import io.s3native.S3NativeInputStream;
  * (FileRange, 3.3.5+: here 3.4.x and 3.5.0; compiled from {@code src/main/vectored} by those
  * profiles only). The ranges are validated and checked against the object's length as
  * Hadoop's {@link VectoredReadUtils#validateAndSortRanges} says (overlaps and negative
- * ranges fail the call), a range past the end fails its future with EOFException (as S3A's),
+ * ranges fail the call), a range past the end makes the call throw EOFException (as S3A's
+ * readVectored on 3.4.1+, whose validation is given the file's length),
  * each range gets its buffer from the
  * allocator at the call, and the native reader plans, fetches and delivers them: each
  * range's future completes as its bytes arrive (the buffer's limit at the range's end, its
  * position where the allocator left it); a failure fails the ranges not yet delivered.
  * Hadoop 3.4.2+'s overload with a release function delegates here (no buffer is dropped
- * before its future completes).
+ * before its future completes). close() and unbuffer() stop the reads in progress, as S3A's:
+ * the native reader cancels their GETs and the futures not yet completed fail with
+ * InterruptedIOException.
  */
 final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
     static final String VECTORED = "in:readvectored";
@@ -50,20 +52,11 @@ final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
     @Override
     public void readVectored(List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate) throws IOException {
         checkNotClosed();
-        // As S3A: overlaps and bad ranges fail the call; a range past the end fails its own future.
+        // As S3A: overlaps and bad ranges fail the call, and so does a range past the end
+        // (EOFException: the native reader's end-of-file error, checked against the length it
+        // opened with before anything is fetched, and before any range gets a future or a buffer).
         VectoredReadUtils.validateAndSortRanges(ranges, Optional.empty());
-        List<FileRange> inside = new ArrayList<>();
-        for (FileRange r : ranges) {
-            CompletableFuture<ByteBuffer> f = new CompletableFuture<>();
-            r.setData(f);
-            if (r.getOffset() + r.getLength() > length()) {
-                f.completeExceptionally(new EOFException("Range [" + r.getOffset() + "-" + (r.getOffset() + r.getLength())
-                        + ") extends beyond the end of " + this + " (" + length() + " bytes)"));
-            } else {
-                inside.add(r);
-            }
-        }
-        int n = inside.size();
+        int n = ranges.size();
         if (n == 0) {
             return;
         }
@@ -73,15 +66,23 @@ final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
         @SuppressWarnings("unchecked")
         CompletableFuture<ByteBuffer>[] futures = new CompletableFuture[n];
         for (int i = 0; i < n; i++) {
-            FileRange r = inside.get(i);
+            FileRange r = ranges.get(i);
             offsets[i] = r.getOffset();
             lengths[i] = r.getLength();
-            futures[i] = r.getData();
-        }
-        for (int i = 0; i < n; i++) {
-            buffers[i] = allocate.apply(lengths[i]);
         }
         S3NativeInputStream.VectoredRead read = in.readRanges(offsets, lengths);
+        try {
+            for (int i = 0; i < n; i++) {
+                buffers[i] = allocate.apply(lengths[i]);
+            }
+        } catch (RuntimeException | Error e) {
+            read.close();
+            throw e;
+        }
+        for (int i = 0; i < n; i++) {
+            futures[i] = new CompletableFuture<>();
+            ranges.get(i).setData(futures[i]);
+        }
         DELIVERY.execute(() -> deliver(read, buffers, lengths, futures));
     }
 
@@ -95,6 +96,12 @@ final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
                 futures[i].complete(b);
             }
         } catch (IOException | RuntimeException | Error e) {
+            if (e instanceof InterruptedIOException) {
+                // close() or unbuffer() stopped the read (as S3A's, the ranges not yet delivered
+                // fail with InterruptedIOException); the native error set this pool thread's
+                // interrupt flag, which must not reach the next read it delivers.
+                Thread.interrupted();
+            }
             // An object changed since open: S3A's exception, as for the other reads.
             Throwable failure = e instanceof ObjectChangedException ? changed((ObjectChangedException) e, "readVectored") : e;
             for (CompletableFuture<ByteBuffer> f : futures) {

@@ -2,13 +2,18 @@ package io.s3native.hadoop;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
@@ -91,6 +96,107 @@ class NativeVectoredReadTest {
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * A range past the end (one starting at the end, one ending a byte past it) makes
+     * readVectored itself throw EOFException on both filesystems, before any range gets a
+     * future; the stream stays usable for ranges inside the object.
+     */
+    @Test
+    void aRangePastTheEndThrowsEofFromTheCallAsStock() throws Exception {
+        String bucket = HadoopS3.newBucket("vectored-eof");
+        Configuration stockConf = HadoopS3.conf(false);
+        stockConf.set("fs.s3a.input.stream.type", "classic");
+        Configuration nativeConf = HadoopS3.conf(true);
+        nativeConf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
+        int len = 64 * 1024;
+        byte[] data = HadoopS3.data(len, 5);
+        Path p = new Path("/eof.bin");
+        try (FileSystem stock = HadoopS3.fs(bucket, stockConf); FileSystem ours = HadoopS3.fs(bucket, nativeConf)) {
+            try (FSDataOutputStream out = stock.create(p, true)) {
+                out.write(data);
+            }
+            for (FileSystem fs : List.of(stock, ours)) {
+                for (List<FileRange> bad : List.of(List.of(FileRange.createFileRange(len, 100)),
+                        List.of(FileRange.createFileRange(0, len + 1)))) {
+                    try (FSDataInputStream in = fs.open(p)) {
+                        List<FileRange> ranges = copy(bad);
+                        EOFException e = assertThrows(EOFException.class, () -> in.readVectored(ranges, ByteBuffer::allocate),
+                                fs.getClass().getName());
+                        if (fs == ours) {
+                            // The native reader's end-of-file error, naming the range and the key.
+                            assertTrue(e.getMessage().contains("eof.bin") && e.getMessage().contains("past the end"), e.getMessage());
+                        }
+                        assertNull(ranges.get(0).getData(), fs.getClass().getName());
+                        List<FileRange> good = List.of(FileRange.createFileRange(len - 10, 10));
+                        assertArrayEquals(java.util.Arrays.copyOfRange(data, len - 10, len), read(in, good, ByteBuffer::allocate).get(0));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * close() and unbuffer() with ranges in flight stop them, on stock and native alike: every
+     * future completes, and those not yet delivered fail with InterruptedIOException; a stream
+     * opened again (after close) or the same stream (after unbuffer) then reads them whole.
+     */
+    @Test
+    void closeAndUnbufferFailTheRangesInFlightAsStock() throws Exception {
+        String bucket = HadoopS3.newBucket("vectored-stop");
+        Configuration stockConf = HadoopS3.conf(false);
+        stockConf.set("fs.s3a.input.stream.type", "classic");
+        Configuration nativeConf = HadoopS3.conf(true);
+        nativeConf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
+        byte[] data = HadoopS3.data(LEN, 6);
+        Path p = new Path("/stop.bin");
+        List<FileRange> wanted = List.of(FileRange.createFileRange(0, 1000), FileRange.createFileRange(3 << 20, 2 << 20),
+                FileRange.createFileRange(LEN - 3_000_000, 3_000_000));
+        try (FileSystem stock = HadoopS3.fs(bucket, stockConf); FileSystem ours = HadoopS3.fs(bucket, nativeConf)) {
+            try (FSDataOutputStream out = stock.create(p, true)) {
+                out.write(data);
+            }
+            for (FileSystem fs : List.of(stock, ours)) {
+                for (boolean close : new boolean[] {true, false}) {
+                    String what = fs.getClass().getSimpleName() + (close ? " close" : " unbuffer");
+                    try (FSDataInputStream in = fs.open(p)) {
+                        List<FileRange> ranges = copy(wanted);
+                        in.readVectored(ranges, ByteBuffer::allocate);
+                        if (close) {
+                            in.close();
+                        } else {
+                            in.unbuffer();
+                        }
+                        int interrupted = 0;
+                        for (FileRange r : ranges) {
+                            try {
+                                r.getData().get(60, TimeUnit.SECONDS);
+                            } catch (ExecutionException e) {
+                                assertTrue(e.getCause() instanceof InterruptedIOException, what + ": " + e.getCause());
+                                interrupted++;
+                            }
+                        }
+                        assertTrue(interrupted > 0, what + ": no range failed");
+                        assertTrue(!Thread.currentThread().isInterrupted(), what);
+                        if (!close) {
+                            assertRangesEqual(data, wanted, read(in, copy(wanted), ByteBuffer::allocate), what + ", again");
+                        }
+                    }
+                    try (FSDataInputStream in = fs.open(p)) {
+                        assertRangesEqual(data, wanted, read(in, copy(wanted), ByteBuffer::allocate), what + ", reopened");
+                    }
+                }
+            }
+        }
+    }
+
+    private static void assertRangesEqual(byte[] data, List<FileRange> wanted, List<byte[]> got, String what) {
+        for (int i = 0; i < wanted.size(); i++) {
+            FileRange r = wanted.get(i);
+            int from = (int) r.getOffset();
+            assertArrayEquals(java.util.Arrays.copyOfRange(data, from, from + r.getLength()), got.get(i), what + ": range " + i);
         }
     }
 
