@@ -3,18 +3,29 @@
 //! # What a reader fetches
 //! - Open: the length and ETag come from the caller ([`ReadOptions`], e.g. a file status) or
 //!   from one HEAD. A missing object fails open with [`ErrorKind::NotFound`] naming the key.
+//!   A length without an ETag (a file status that has none, as Spark's) sends no HEAD: the
+//!   first GET to answer gives the ETag the later ones are pinned to (a missing object then
+//!   fails the first read with [`ErrorKind::NotFound`]).
 //! - Every GET carries `If-Match: <etag>`: an object overwritten while it is read fails the
 //!   read with [`ErrorKind::Io`] naming the key and saying it changed since open, with S3's
 //!   code `PreconditionFailed` ([`Error::s3_code`]; S3A's `RemoteFileChangedException`), never
 //!   mixed bytes. S3A's `fs.s3a.change.detection.mode` `warn` and `none` send GETs unpinned
 //!   ([`ChangeDetection`]).
 //! - An object of at most `fs.s3a.native.read.small.object.size` (8 MiB) is fetched whole by
-//!   the first read of any kind.
+//!   the first read of any kind when the policy reads whole objects (adaptive without a
+//!   columnar key, sequential, whole-file) and no split end ends the read before the object
+//!   does. Columnar and random reads never fetch it whole: they read parts of it (a footer
+//!   and the column chunks of a query, records), each open of a file as often as an engine
+//!   opens it (Spark: once to plan, once per split).
 //! - A columnar read ([`ReadPolicy::Columnar`], or [`ReadPolicy::Adaptive`] with a `.parquet`
-//!   or `.orc` key) fetches the footer region (the last 1 MiB + 32 KiB) at open.
+//!   or `.orc` key) fetches the tail (the last 64 KiB: Parquet's trailer and a footer of up
+//!   to about that size) at open; a longer footer's start is fetched by the read that asks
+//!   for it, up to the tail held.
 //! - Stream reads ([`Reader::read`]) that follow each other are served by parallel ranged
-//!   read-ahead: a window of parallel 8 MiB GETs that doubles (8 MiB to 64 MiB by default)
-//!   with every block read through while the pattern holds;
+//!   read-ahead (adaptive, sequential and whole-file policies; columnar and random reads
+//!   fetch what each read asks, at least the minimum GET, which a columnar read going on
+//!   where the last one ended doubles up to a block): a window of parallel 8 MiB GETs that
+//!   doubles (8 MiB to 64 MiB by default) with every block read through while the pattern holds;
 //!   a jump ends the pattern and drops the blocks ahead. Read-ahead stops at the caller's
 //!   split end ([`ReadOptions::split_end`]).
 //! - Positioned reads ([`Reader::read_at`]) fetch just what they ask (or serve it from
@@ -80,13 +91,15 @@ pub struct ReadOptions {
     /// or a Hadoop read-policy list (see [`policy_by_name_or_list`]).
     #[serde(deserialize_with = "policy_by_name_or_list")]
     pub policy: Option<ReadPolicy>,
-    /// The object's length in bytes, from a file status or `fs.option.openfile.length`.
-    /// With `etag` as well, open sends no HEAD.
+    /// The object's length in bytes, from a file status: open sends no HEAD (without `etag`,
+    /// the first GET's answer gives the ETag). It must be the object's: a longer one fails
+    /// reads past the object's end naming the key.
     pub length: Option<u64>,
     /// The object's ETag (with or without the double quotes S3 sends). With the length as
     /// well, open sends no HEAD and every GET is pinned to it; without the length, the HEAD
     /// must find this ETag (else open fails: the object changed since the caller's status).
-    /// Without it, every GET is pinned to the ETag the HEAD found. An empty ETag is none.
+    /// Without it, every GET is pinned to the ETag the HEAD found, or with a length and no HEAD
+    /// to the first GET's. An empty ETag is none.
     pub etag: Option<String>,
     /// Where the caller's split of the object ends (`fs.option.openfile.split.end`): a hint,
     /// never a limit (Hadoop's openFile spec: record readers read past it to finish their
@@ -273,7 +286,9 @@ struct Object {
     rt: &'static Runtime,
     config: ReadConfig,
     length: u64,
-    etag: String,
+    /// The ETag every GET is pinned to: the caller's or the HEAD's at open, or, opened with
+    /// a length and no ETag (no HEAD), the one the first GET to answer carries.
+    etag: std::sync::OnceLock<String>,
     /// Read-ahead stops here: the caller's split end, else the object's length.
     split_end: u64,
     referer: Option<object_store::HeaderValue>,
@@ -287,14 +302,33 @@ impl Object {
         format!("s3://{}/{}", self.bucket, self.key)
     }
 
+    /// The ETag pinned, or "" before the first GET answered (opened with a length alone).
+    fn etag(&self) -> &str {
+        self.etag.get().map_or("", String::as_str)
+    }
+
+    /// The error of a GET that found the object changed since open (S3A's
+    /// `RemoteFileChangedException`), counted as a version mismatch.
+    fn changed(&self) -> Error {
+        add(&self.counters.version_mismatches, 1);
+        Error::new(
+            ErrorKind::Io,
+            format!("{} changed since it was opened (its ETag is no longer {}): reopen it to read the new version", self.describe(), self.etag()),
+        )
+        .with_s3_code("PreconditionFailed")
+    }
+
     /// One GET of `range`, pinned to the ETag unless change detection is off
     /// ([`ChangeDetection`]). An object changed since open is S3's 412 to `If-Match`
     /// (object_store's `Precondition`): an [`ErrorKind::Io`] error naming the key, with S3's
     /// code `PreconditionFailed` (the JVM layer raises it as S3A's `RemoteFileChangedException`).
+    /// Before the ETag is known (opened with a length and no ETag) GETs go unpinned: the
+    /// first answer's ETag is pinned from then on, and an answer with another one is the
+    /// same change (in S3A's client mode, the answer's ETag is compared in the same way).
     async fn get(&self, range: Range<u64>) -> Result<Bytes> {
         let mode = self.config.change_detection;
         let options = GetOptions {
-            if_match: (mode == ChangeDetection::Pinned).then(|| self.etag.clone()),
+            if_match: if mode == ChangeDetection::Pinned { self.etag.get().cloned() } else { None },
             range: Some(GetRange::Bounded(range.clone())),
             ..Default::default()
         };
@@ -303,29 +337,29 @@ impl Object {
             add(&self.counters.errors, 1);
         }
         let bytes = fetched.map_err(|e| match e {
-            object_store::Error::Precondition { .. } => {
-                add(&self.counters.version_mismatches, 1);
-                Error::new(
-                    ErrorKind::Io,
-                    format!(
-                        "{} changed since it was opened (its ETag is no longer {}): reopen it to read the new version",
-                        self.describe(),
-                        self.etag
-                    ),
-                )
-                .with_s3_code("PreconditionFailed")
+            object_store::Error::Precondition { .. } => self.changed(),
+            object_store::Error::NotFound { .. } if self.etag.get().is_none() => {
+                // Opened with a length alone (no HEAD): S3A, given a status, reports a missing
+                // object at the first read too.
+                Error::new(ErrorKind::NotFound, format!("{}: no such object", self.describe()))
             }
             object_store::Error::NotFound { .. } => {
                 Error::new(ErrorKind::NotFound, format!("{} was deleted since it was opened", self.describe()))
             }
             e => Error::from_store(format_args!("GetObject {} bytes {}-{}", self.describe(), range.start, range.end - 1), &e, &self.store.config.secrets()),
         })
-        .map(|(meta, bytes)| {
-            if mode == ChangeDetection::Warn && meta.e_tag.as_deref().map(quoted).is_some_and(|e| e != self.etag) {
-                // S3A's warn mode: counted (S3A also logs it), the bytes used.
-                add(&self.counters.version_mismatches, 1);
+        .and_then(|(meta, bytes)| {
+            let Some(theirs) = meta.e_tag.as_deref().map(quoted) else { return Ok(bytes) };
+            let pinned = self.etag.get_or_init(|| theirs.clone());
+            if *pinned != theirs {
+                match mode {
+                    ChangeDetection::Pinned => return Err(self.changed()),
+                    // S3A's warn mode: counted (S3A also logs it), the bytes used.
+                    ChangeDetection::Warn => add(&self.counters.version_mismatches, 1),
+                    ChangeDetection::None => {}
+                }
             }
-            bytes
+            Ok(bytes)
         })?;
         add(&self.counters.bytes_fetched, bytes.len() as u64);
         if bytes.len() as u64 != range.end - range.start {
@@ -349,7 +383,15 @@ impl Object {
         self.counters.get(kind);
         let me = self.clone();
         let r = range.clone();
-        let task = self.rt.spawn(async move { me.get(r).await });
+        let got = Arc::new(AtomicU64::new(0));
+        let arrived = got.clone();
+        let task = self.rt.spawn(async move {
+            let out = me.get(r).await;
+            if let Ok(b) = &out {
+                arrived.store(b.len() as u64, Relaxed);
+            }
+            out
+        });
         let abort = task.abort_handle();
         let what = self.describe();
         let fut = async move {
@@ -357,7 +399,7 @@ impl Object {
         }
         .boxed()
         .shared();
-        Fetch(Arc::new(FetchInner { range, kind, fut, abort, used: AtomicU64::new(0), counters: self.counters.clone(), _lease: lease }))
+        Fetch(Arc::new(FetchInner { range, kind, fut, abort, got, used: AtomicU64::new(0), counters: self.counters.clone(), _lease: lease }))
     }
 
     /// Bytes for the caller to wait on, from the budget (see [`pool::MemoryBudget::read`]).
@@ -388,6 +430,8 @@ struct FetchInner {
     kind: GetKind,
     fut: SharedFuture<BoxFuture<'static, Result<Bytes>>>,
     abort: tokio::task::AbortHandle,
+    /// Bytes its GET brought (0 until it answered), whether or not anyone waited for them.
+    got: Arc<AtomicU64>,
     /// Bytes handed to callers from it (may count a byte twice).
     used: AtomicU64,
     counters: Arc<Counters>,
@@ -397,10 +441,10 @@ struct FetchInner {
 impl Drop for FetchInner {
     fn drop(&mut self) {
         self.abort.abort();
-        if let Some(Ok(b)) = self.fut.peek() {
-            let len = b.len() as u64;
-            add(&self.counters.bytes_discarded, len - self.used.load(Relaxed).min(len));
-        }
+        // Counted from what the GET brought, not from what a caller awaited: read-ahead that
+        // arrived and was never read is discarded too.
+        let len = self.got.load(Relaxed);
+        add(&self.counters.bytes_discarded, len - self.used.load(Relaxed).min(len));
     }
 }
 
@@ -502,6 +546,11 @@ struct Stream {
     /// Where the last stream read ended.
     expected: Option<u64>,
     sequential: bool,
+    /// The current stream read starts where the last one ended.
+    continued: bool,
+    /// The smallest GET of a stream read outside read-ahead: the minimum GET size, doubled
+    /// (up to a block) by each columnar read that goes on past the bytes held.
+    min_get: u64,
     /// Bytes to keep fetched or fetching ahead of the position while the pattern holds:
     /// the block size at first, doubling with every block read through, up to the maximum.
     ahead: u64,
@@ -784,8 +833,10 @@ impl Reader {
         // The ETag in either form (S3A's status holds it unquoted on SDK v1, quoted on v2).
         let given_etag = options.etag.as_deref().map(str::trim).filter(|e| !e.is_empty()).map(quoted);
         let (length, etag) = match (options.length, &given_etag) {
-            (Some(l), Some(e)) => (l, e.clone()),
-            _ => {
+            (Some(l), Some(e)) => (l, Some(e.clone())),
+            // The length of a file status: the first GET's answer gives the ETag.
+            (Some(l), None) => (l, None),
+            (None, _) => {
                 add(&counters.head_requests, 1);
                 let head = GetOptions { head: true, ..Default::default() };
                 let found = pool::block_on(
@@ -810,7 +861,7 @@ impl Reader {
                     )
                     .with_s3_code("PreconditionFailed"));
                 }
-                (options.length.unwrap_or(meta.size), etag)
+                (meta.size, Some(etag))
             }
         };
         let policy = match options.policy.unwrap_or(read.policy) {
@@ -826,7 +877,7 @@ impl Reader {
             rt,
             config: read,
             length,
-            etag,
+            etag: etag.map(std::sync::OnceLock::from).unwrap_or_default(),
             split_end: options.split_end.map_or(length, |e| e.min(length)),
             referer,
             counters,
@@ -837,7 +888,15 @@ impl Reader {
             g.1.retain(|w| w.strong_count() > 0);
             g.1.push(Arc::downgrade(&object.counters));
         }
-        let stream = Stream { counters: object.counters.clone(), expected: None, sequential: false, ahead, window: VecDeque::new() };
+        let stream = Stream {
+            counters: object.counters.clone(),
+            expected: None,
+            sequential: false,
+            continued: false,
+            min_get: object.config.min_read_size,
+            ahead,
+            window: VecDeque::new(),
+        };
         let reader = Reader {
             object,
             policy,
@@ -847,7 +906,10 @@ impl Reader {
         };
         watch(&reader.stream);
         let c = &reader.object.config;
-        if policy == ReadPolicy::Columnar && c.footer_size > 0 && length > c.small_object_size && length <= c.footer_max_object_size {
+        // A columnar reader reads the footer first: its tail (the whole object when that is
+        // smaller) is fetched now, whatever the object's size (columnar reads never fetch a
+        // small object whole: they read its footer and the column chunks they need).
+        if policy == ReadPolicy::Columnar && c.footer_size > 0 && length > 0 && length <= c.footer_max_object_size {
             let start = length - c.footer_size.min(length);
             let lease = reader.object.lease(length - start, interrupted)?;
             let f = reader.object.start(start..length, GetKind::Footer, lease);
@@ -871,9 +933,10 @@ impl Reader {
         self.object.length
     }
 
-    /// The ETag every GET is pinned to, in double quotes as S3 sends it.
+    /// The ETag every GET is pinned to, in double quotes as S3 sends it; empty until the first
+    /// GET answered when the reader was opened with a length and no ETag (no HEAD).
     pub fn etag(&self) -> &str {
-        &self.object.etag
+        self.object.etag()
     }
 
     /// The read policy in force (the caller's, the settings', or `Columnar` for a
@@ -887,10 +950,13 @@ impl Reader {
         lock(&self.held).fetches.iter().find(|f| f.covers(position)).cloned()
     }
 
-    /// The whole object, fetched once, when it is small; else `None`.
+    /// The whole object, fetched once, when it is small, the policy reads whole objects
+    /// ([`ReadPolicy::reads_whole_objects`]) and no split end says the caller reads only
+    /// part of it (a record reader's split: read-ahead then stops at the split end); else `None`.
     fn whole(&self, interrupted: &dyn Fn() -> bool) -> Result<Option<Fetch>> {
         let length = self.object.length;
-        if length == 0 || length > self.object.config.small_object_size {
+        let split = self.object.split_end < length && self.policy != ReadPolicy::WholeFile;
+        if length == 0 || length > self.object.config.small_object_size || !self.policy.reads_whole_objects() || split {
             return Ok(None);
         }
         {
@@ -945,14 +1011,26 @@ impl Reader {
         let always = matches!(self.policy, ReadPolicy::Sequential | ReadPolicy::WholeFile);
         {
             let mut st = lock(&self.stream);
+            // Columnar and random reads never read ahead: a columnar reader's consecutive reads
+            // (a footer, an index, a column chunk read in pieces) end where it knows, not
+            // where a window would.
+            let ahead = matches!(self.policy, ReadPolicy::Adaptive | ReadPolicy::Sequential | ReadPolicy::WholeFile);
             match st.expected {
-                Some(e) if e == position => st.sequential |= self.policy != ReadPolicy::Random,
+                Some(e) if e == position => {
+                    st.sequential |= ahead;
+                    st.continued = true;
+                }
                 Some(_) => {
                     add(&o.counters.seeks, 1);
                     st.sequential = always;
                     st.ahead = o.config.block_size;
+                    st.continued = false;
+                    st.min_get = o.config.min_read_size;
                 }
-                None => st.sequential = always || (self.policy == ReadPolicy::Adaptive && position == 0),
+                None => {
+                    st.sequential = always || (self.policy == ReadPolicy::Adaptive && position == 0);
+                    st.continued = false;
+                }
             }
             if self.policy == ReadPolicy::WholeFile {
                 st.ahead = o.config.ahead_max_size;
@@ -997,7 +1075,17 @@ impl Reader {
             let (size, kind) = if sequential {
                 (o.config.block_size.min(ahead_end - at).max(left).min(self.fetch_end(at) - at), GetKind::ReadAhead)
             } else {
-                (left.max(o.config.min_read_size).min(self.fetch_end(at) - at), GetKind::Random)
+                let min = {
+                    let mut st = lock(&self.stream);
+                    if self.policy == ReadPolicy::Columnar && st.continued && done == 0 {
+                        // A columnar stream read going on where the last one ended past the
+                        // bytes held (a copy of the file, a reader without vectored reads):
+                        // its minimum GET doubles, up to a block, instead of reading ahead.
+                        st.min_get = st.min_get.saturating_mul(2).min(o.config.block_size.max(o.config.min_read_size));
+                    }
+                    st.min_get
+                };
+                (left.max(min).min(self.fetch_end(at) - at), GetKind::Random)
             };
             // What the caller waits on, in parallel GETs of at most a block each.
             let mut from = at;
@@ -1230,6 +1318,8 @@ impl Reader {
         st.window.clear();
         st.expected = None;
         st.sequential = false;
+        st.continued = false;
+        st.min_get = self.object.config.min_read_size;
         st.ahead = self.object.config.block_size;
     }
 

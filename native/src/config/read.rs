@@ -5,8 +5,8 @@
 //! | key | meaning | default |
 //! |---|---|---|
 //! | `fs.s3a.native.read.policy` | the read policy when the caller names none: a Hadoop list (`fs.option.openfile.read.policy` words: `adaptive`, `sequential`, `random`, `parquet`, `whole-file`, ...; the first known one wins) | `fs.s3a.experimental.input.fadvise` (`normal` = adaptive), else adaptive |
-//! | `fs.s3a.native.read.small.object.size` | an object of at most this size is fetched whole at the first read (0: never) | 8 MiB (AAL's default) |
-//! | `fs.s3a.native.read.footer.size` | bytes at the end of a columnar file fetched at open (0: none) | 1 MiB + 32 KiB (AAL's Parquet tail) |
+//! | `fs.s3a.native.read.small.object.size` | an object of at most this size is fetched whole at the first read when the policy reads whole objects (adaptive without a columnar key, sequential, whole-file; never for columnar or random reads, which read parts of it) (0: never) | 8 MiB (AAL's default) |
+//! | `fs.s3a.native.read.footer.size` | bytes at the end of a columnar file fetched at open (0: none): Parquet's 8-byte trailer and a footer up to about this size (a longer footer's start is fetched by the read that asks for it, up to this tail) | 64 KiB |
 //! | `fs.s3a.native.read.footer.max.object.size` | objects larger than this get no footer prefetch | 1 GiB (AAL's) |
 //! | `fs.s3a.native.read.block.size` | one read-ahead GET; also the read-ahead window when a sequential pattern starts | 8 MiB (AAL's) |
 //! | `fs.s3a.native.read.ahead.max.size` | the read-ahead window doubles with every block read through while the pattern holds, up to this; its blocks are fetched in parallel | 64 MiB |
@@ -33,10 +33,12 @@ pub enum ReadPolicy {
     /// Sequential from the start: read-ahead from the first stream read.
     Sequential,
     /// Random: each stream read fetches what it needs (at least the minimum GET size), never
-    /// ahead.
+    /// ahead; never the whole object.
     Random,
     /// Columnar files (Parquet, ORC, vectored readers): the footer region is fetched at open;
-    /// stream reads otherwise as `Random`.
+    /// stream reads otherwise as `Random` (no read-ahead, never the whole object: a columnar
+    /// reader reads the footer and the column chunks it needs), except that stream reads
+    /// that go on where the last one ended double the minimum GET size, up to a block.
     Columnar,
     /// The whole object is read, start to end: sequential, with the read-ahead window at its
     /// maximum from the first read.
@@ -58,6 +60,13 @@ impl ReadPolicy {
             "whole-file" | "whole_file" => Some(ReadPolicy::WholeFile),
             _ => None,
         })
+    }
+
+    /// True when this policy expects the whole object to be read, so that a small one is
+    /// fetched whole by the first read (`fs.s3a.native.read.small.object.size`): not for
+    /// columnar and random reads, which read parts of it (a footer, column chunks, records).
+    pub fn reads_whole_objects(self) -> bool {
+        matches!(self, ReadPolicy::Adaptive | ReadPolicy::Sequential | ReadPolicy::WholeFile)
     }
 }
 
@@ -111,7 +120,7 @@ impl Default for ReadConfig {
         ReadConfig {
             policy: ReadPolicy::Adaptive,
             small_object_size: 8 * MIB,
-            footer_size: MIB + 32 * 1024,
+            footer_size: 64 * 1024,
             footer_max_object_size: 1 << 30,
             block_size: 8 * MIB,
             ahead_max_size: 64 * MIB,

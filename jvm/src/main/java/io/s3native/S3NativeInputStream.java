@@ -58,7 +58,7 @@ public final class S3NativeInputStream extends InputStream {
     private final String bucket;
     private final String key;
     private final long length;
-    private final String etag;
+    private volatile String etag;
     private final NativeHandle handle;
     private final byte[] one = new byte[1];
     /** The position of the next stream read; guarded by this. */
@@ -171,8 +171,18 @@ public final class S3NativeInputStream extends InputStream {
         return length;
     }
 
-    /** The ETag every GET is pinned to. */
+    /**
+     * The ETag every GET is pinned to; opened with a length and no ETag (no HEAD), the first
+     * GET's answer gives it, and until then this is empty.
+     */
     public String getEtag() {
+        if (etag.isEmpty() && !closed) {
+            try {
+                etag = call(Native::readerEtag);
+            } catch (IOException e) {
+                return etag;
+            }
+        }
         return etag;
     }
 

@@ -563,13 +563,17 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             String policy = options.getTrimmed(OPT_READ_POLICY, options.getTrimmed(S3A_FADVISE));
             CompletableFuture<FSDataInputStream> result = new CompletableFuture<>();
             try {
-                // The length and ETag of a status are the object's (no HEAD). A length option alone
-                // is a hint S3A trusts even when absurd (Hadoop's contract tests pass 4.32e61 for a
-                // 512-byte file); the native reader, pinned to an ETag, HEADs for both then.
-                // The ETag as the status has it (quoted or not: the native reader takes both forms).
+                // The length of a status is the object's: no HEAD. Its ETag, where it has one (quoted
+                // or not: the native reader takes both forms), pins every GET; a status without one
+                // (Spark's) leaves the native reader to pin the ETag of the first GET's answer. A
+                // length option alone is a hint S3A trusts even when absurd (Hadoop's contract tests
+                // pass 4.32e61 for a 512-byte file); the native reader HEADs for both then.
                 String etag = status instanceof org.apache.hadoop.fs.EtagSource
                         ? ((org.apache.hadoop.fs.EtagSource) status).getEtag() : null;
-                long length = status != null && etag != null ? status.getLen() : -1;
+                if (etag != null && etag.isEmpty()) {
+                    etag = null;
+                }
+                long length = status != null ? status.getLen() : -1;
                 result.complete(openNative(path, policy, length, etag, splitEnd(options)));
                 return result;
             } catch (UnsupportedSettingException e) {

@@ -279,6 +279,27 @@ class NativeReadTest {
     }
 
     @Test
+    void openFileWithAStatusWithoutEtagSendsNoHeadAndPinsTheFirstGetsEtag() throws Exception {
+        // Spark's file statuses are plain FileStatus: a length, no ETag.
+        Path p = new Path("/small.parquet");
+        org.apache.hadoop.fs.FileStatus st = ours.getFileStatus(p);
+        org.apache.hadoop.fs.FileStatus plain = new org.apache.hadoop.fs.FileStatus(st.getLen(), false,
+                st.getReplication(), st.getBlockSize(), st.getModificationTime(), st.getPath());
+        try (FSDataInputStream in = ours.openFile(p).withFileStatus(plain)
+                .opt("fs.option.openfile.read.policy", "parquet, vector, random, adaptive").build().get()) {
+            byte[] b = new byte[SMALL];
+            in.readFully(0, b);
+            assertArrayEquals(small, b);
+            NativeS3AInputStream n = (NativeS3AInputStream) in.getWrappedStream();
+            IOStatistics s = n.getIOStatistics();
+            assertEquals(0L, s.counters().get("s3native.object_head_requests"), "a status's length: no HEAD " + s);
+            assertEquals(0L, s.counters().get("s3native.gets_whole"), "a columnar read: not fetched whole " + s);
+            assertEquals(((org.apache.hadoop.fs.EtagSource) st).getEtag().replace("\"", ""),
+                    n.in.getEtag().replace("\"", ""), "the first GET's ETag is pinned");
+        }
+    }
+
+    @Test
     void aDirectoryStatusFailsInBuildAsStock() throws Exception {
         Path p = new Path("/small.parquet");
         for (FileSystem fs : new FileSystem[] {stock, ours}) {
