@@ -273,19 +273,19 @@ def write_report(stem, meta, runs):
           f"of per-round throughput ratios to Druid 29; disk: /proc/self/io write_bytes (largest); temp peak: the "
           f"connector tempDir's largest size (sampled every 20 ms); buffers: s3native's peak part-buffer bytes; "
           f"requests per run as the client sent them.", ""]
-    md.append("| profile | size | variant | wall s | MB/s | ratio | CPU s | disk MiB | temp peak MiB | staged MiB "
-              "| buffers MiB | peak RSS MiB | files | requests | conns |")
-    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    md.append("| profile | size | variant | MB written | wall s | MB/s | ratio | CPU s | disk MiB | temp peak MiB "
+              "| staged MiB | buffers MiB | peak RSS MiB | files | requests | conns |")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (profile, workload), rows in summary.items():
         for v, r in rows.items():
             if "seconds" not in r:
-                md.append(f"| {profile} | {workload} | {v} | failed ({r['failed']}) |" + " |" * 11)
+                md.append(f"| {profile} | {workload} | {v} | failed ({r['failed']}) |" + " |" * 12)
                 continue
             ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else "-"
             if len(r["ratio_all"]) > 1:
                 ratio += f" ({min(r['ratio_all']):.2f}..{max(r['ratio_all']):.2f})"
             req = ", ".join(f"{k} {n}" for k, n in r["kinds"].items())
-            md.append(f"| {profile} | {workload} | {v} | {r['seconds']:.2f} | {r['mb_s']:.1f} | {ratio} | "
+            md.append(f"| {profile} | {workload} | {v} | {r['bytes'] / MB:.1f} | {r['seconds']:.2f} | {r['mb_s']:.1f} | {ratio} | "
                       f"{r['cpu_s']:.2f} | {fmt_mib(r['disk'])} | {fmt_mib(r['temp_peak'])} | {fmt_mib(r['temp_written'])} | "
                       f"{fmt_mib(r['buffers'])} | {r['rss'] / MIB:.0f} | {r['files']} | {req} | {r['connections']:g} |"
                       + (f" {r['failed']} failed" if r["failed"] else ""))
