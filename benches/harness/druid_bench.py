@@ -25,9 +25,10 @@ druid37 resolve their classpaths). Variants:
 Per run (each a fresh JVM, after one warm-up file per worker): wall seconds, MB/s, process CPU
 seconds, local disk bytes (/proc/self/io write_bytes; the tempDir's peak size sampled every
 20 ms and the bytes staged in it), peak RSS (VmHWM), buffer memory (s3native's peak part-buffer
-bytes; Druid 29's chunks on disk, i.e. the tempDir's peak), requests by kind as the client sent
-them (s3native's counters; the AWS SDK v1 client of Druid 29 through a request handler, each
-attempt), and the peak of TCP connections to the endpoint read from outside (run.established).
+bytes; Druid 29's chunks on disk, i.e. the tempDir's peak), requests by kind counted at the
+server (s3s-fs logs each request's route at debug level; the measured part's, on the run's keys,
+warm-up left out) and as the client counted them (s3native's counters; Druid 29's AWS SDK v1
+client through a request handler, each attempt), and the peak of TCP connections to the endpoint read from outside (run.established).
 Each run ends by listing every worker's directory and reading each file's trailer back by
 readRange at the length written; a mismatch fails the run.
 
@@ -41,6 +42,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -71,7 +73,11 @@ PROFILES = ["s3like", "netbound"]
 SMOKE_SCALE = 1 / 16
 SMOKE_JVM_OPTS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
 NETBOUND_GOAL = 2.7  # netbound: at least 2.7x Druid 29 (the seed's 13:50 -> 5:08)
-SEED_AFTER_CHUNKS = 10  # the seed's "after": pool 10, 10 concurrent chunks of 5 MiB on disk
+SEED_AFTER_CHUNKS = 10
+# s3s's debug line for each request it routes (s3s 0.14.1, ops/mod.rs), with the object key or
+# the bucket request's prefix.
+ROUTE = re.compile(r'resolved route, op: (\w+), s3_path: (?:Object \{ bucket: "[^"]*", key: "([^"]*)" \}'
+                   r'|Bucket \{ bucket: "[^"]*" \}(?:.*?prefix=([^&\s"]*))?)')  # the seed's "after": pool 10, 10 concurrent chunks of 5 MiB on disk
 
 DRUID29 = "Druid 29 S3StorageConnector"
 NATIVE = "druid-s3native"
@@ -100,6 +106,7 @@ class Bench:
         self.cp = {line: classpath(line) for line in ("druid29", "druid37")}
         self.temp_root = os.path.join(ROOT, "target/bench/druid-temp")  # the machine's disk, not tmpfs
         self.serial = 0
+        self.log = next(x.log for x in endpoints.servers if x.kind == "s3s-fs")
 
     def run(self, variant, profile, size_name, size):
         name, line, extra = variant
@@ -110,7 +117,7 @@ class Bench:
         args = {"endpoint": url, "region": "us-east-1", "access_key": servers.ACCESS_KEY,
                 "secret_key": servers.SECRET_KEY, "bucket": BUCKET, "prefix": f"run{self.serial}",
                 "bytes": str(size), "workers": str(WORKERS), "rows_per_page": str(self.a.rows_per_page),
-                "chunk": f"{CHUNK // MIB}MiB", "temp_dir": temp, **extra}
+                "chunk": f"{CHUNK // MIB}MiB", "temp_dir": temp, "handshake": "true", **extra}
         cmd = ["java", "-Xmx1g", *(SMOKE_JVM_OPTS if self.a.smoke else []),
                f"-Djavax.net.ssl.trustStore={cert['truststore']}",
                f"-Djavax.net.ssl.trustStorePassword={cert['password']}",
@@ -121,7 +128,10 @@ class Bench:
         port = urllib.parse.urlsplit(url).port
         started = time.time()
         try:
-            out, err, rc, peak = self.execute(cmd, env, port)
+            out, err, rc, peak, marks = self.execute(cmd, env, port)
+            if "MEASURE_START" in marks and "MEASURE_END" in marks:
+                record["server_requests"] = self.server_requests(marks["MEASURE_START"], marks["MEASURE_END"],
+                                                                 args["prefix"])
         finally:
             self.endpoints.clear()
             shutil.rmtree(temp, ignore_errors=True)
@@ -140,11 +150,36 @@ class Bench:
               f"{peak:2d} conns  ({time.time() - started:.0f} s)", flush=True)
         return record
 
+    def server_log_size(self):
+        try:
+            return os.path.getsize(self.log)
+        except OSError:
+            return 0
+
+    def server_requests(self, start, end, prefix):
+        """The requests s3s-fs answered between log offsets `start` and `end` on keys under
+        `prefix` (the run's), by S3 operation, warm-up keys left out: s3s logs each request's
+        route at debug level (RUST_LOG=s3s::ops=debug, set before the server starts)."""
+        with open(self.log, "rb") as f:
+            f.seek(start)
+            text = f.read(max(0, end - start)).decode("utf-8", "replace")
+        out = {}
+        for m in ROUTE.finditer(text):
+            op, key = m.group(1), m.group(2)
+            if key is not None and (not key.startswith(prefix + "/") or "/warmup/" in key):
+                continue
+            if key is None and m.group(3) != prefix + "/":
+                continue
+            out[op] = out.get(op, 0) + 1
+        return out
+
     def execute(self, cmd, env, port):
-        """(stdout, stderr, exit status, peak established connections to `port`)."""
+        """(stdout, stderr, exit status, peak established connections to `port`, the server
+        log's offsets at MEASURE_START and MEASURE_END)."""
         peak = [0]
+        marks = {}
         with tempfile.TemporaryFile("w+") as errf:
-            p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=errf, text=True)
+            p = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errf, text=True)
             timer = threading.Timer(self.a.timeout, p.kill)
             timer.start()
 
@@ -155,8 +190,23 @@ class Bench:
 
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
+            lines = []
             try:
-                out = p.stdout.read()
+                for line in p.stdout:
+                    lines.append(line)
+                    if line.strip() == "MEASURE_START":
+                        marks["MEASURE_START"] = self.server_log_size()
+                    elif line.strip() == "MEASURE_END":
+                        # Every measured request was answered (its route logged when it arrived);
+                        # the worker waits for `go` before its verification's reads.
+                        time.sleep(0.1)
+                        marks["MEASURE_END"] = self.server_log_size()
+                        try:
+                            p.stdin.write("go\n")
+                            p.stdin.flush()
+                        except OSError:  # it exited: its status and stderr tell why
+                            pass
+                out = "".join(lines)
                 p.wait()
             except BaseException:
                 p.kill()
@@ -166,15 +216,27 @@ class Bench:
                 timer.cancel()
                 sampler.join()
             errf.seek(0)
-            return out, errf.read(), p.returncode, peak[0]
+            return out, errf.read(), p.returncode, peak[0], marks
 
 
 def median(xs):
     return statistics.median(xs) if xs else None
 
 
+SERVER_KINDS = {"CreateMultipartUpload": "create", "UploadPart": "part", "CompleteMultipartUpload": "complete",
+                "PutObject": "PUT", "HeadObject": "HEAD", "AbortMultipartUpload": "abort", "GetObject": "GET",
+                "ListObjectsV2": "LIST", "DeleteObjects": "DELETE", "DeleteObject": "DELETE"}
+
+
 def kinds(r):
-    """Requests by kind, per file, in one name set for both lines."""
+    """Requests by kind in one name set for both lines: counted at the server when its log
+    gave them, else as the client counted them."""
+    if "server_requests" in r:
+        out = {}
+        for op, n in r["server_requests"].items():
+            k = SERVER_KINDS.get(op, op)
+            out[k] = out.get(k, 0) + n
+        return out
     names = {"create_multipart_upload": "create", "upload_part": "part", "complete_multipart_upload": "complete",
              "put_object": "PUT", "head_object": "HEAD", "abort_multipart_upload": "abort"}
     out = {}
@@ -272,7 +334,7 @@ def write_report(stem, meta, runs):
           f"{servers.PROFILES['netbound'][1] / 1000:g} MB/s) to s3s-fs on tmpfs. Medians over rounds; ratio: median "
           f"of per-round throughput ratios to Druid 29; disk: /proc/self/io write_bytes (largest); temp peak: the "
           f"connector tempDir's largest size (sampled every 20 ms); buffers: s3native's peak part-buffer bytes; "
-          f"requests per run as the client sent them.", ""]
+          f"requests per run counted at the server (s3s-fs's log; the clients' own counts are in the JSON).", ""]
     md.append("| profile | size | variant | MB written | wall s | MB/s | ratio | CPU s | disk MiB | temp peak MiB "
               "| staged MiB | buffers MiB | peak RSS MiB | files | requests | conns |")
     md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -341,6 +403,8 @@ def main():
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+    # s3s logs each request's route at debug level: the server's request counts (Bench.server_requests).
+    os.environ["RUST_LOG"] = "s3s::ops=debug"
     try:
         endpoints.start()
         bench = Bench(a, endpoints)

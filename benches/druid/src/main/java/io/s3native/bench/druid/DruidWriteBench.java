@@ -44,13 +44,15 @@ import java.util.stream.Stream;
  * every 20 ms, and the bytes staged in it), peak RSS (VmHWM), s3native's peak part-buffer bytes
  * (the peaks over the whole process, warm-up included; the rest over the measured part),
  * and requests by kind (s3native's own counters; Druid 29's AWS SDK v1 client through a
- * request handler counting each request the client sent). Then it verifies every file: the
+ * request handler counting each request the client sent); MEASURE_START and MEASURE_END around
+ * the measured part let the harness count the server's requests. Then it verifies every file: the
  * directory lists them all and each ends with the trailer this process wrote, read back by
  * {@code readRange} at the length written.
  *
  * <p>Arguments {@code name=value}: endpoint, region, access_key, secret_key, bucket, prefix,
  * bytes, workers (2), rows_per_page (500000), chunk (5 MiB), temp_dir, retries (10), and the
- * s3native-only budget and parts_in_flight.
+ * s3native-only budget and parts_in_flight; handshake=true waits for a line on stdin after
+ * MEASURE_END.
  */
 public final class DruidWriteBench {
     static final int FRAME_BYTES = 1_000_000; // MSQ's frame size (WorkerMemoryParameters)
@@ -97,6 +99,8 @@ public final class DruidWriteBench {
         });
         Map<String, Long> req0 = Line.requests();
         temp.startMeasuring();
+        System.out.println("MEASURE_START"); // the harness counts the server's requests from here
+        System.out.flush();
         long[] io0 = procIo();
         double cpu0 = cpuSeconds();
         long t0 = System.nanoTime();
@@ -127,6 +131,12 @@ public final class DruidWriteBench {
         });
 
         long t1 = System.nanoTime();
+        System.out.println("MEASURE_END"); // to here (the verification's reads are not counted)
+        System.out.flush();
+        if (Boolean.parseBoolean(a.getOrDefault("handshake", "false"))) {
+            // The harness reads the server's log, then says go (a line on stdin).
+            new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+        }
         double cpu1 = cpuSeconds();
         long[] io1 = procIo();
         temp.stopSampling();
