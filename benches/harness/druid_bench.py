@@ -5,7 +5,7 @@ S3StorageConnector (druid-s3-extensions 29.0.0, the newest served on Maven Centr
 measured side by side in one run, on servers.py's s3like and netbound profiles (TLS, toxiproxy
 in front of stunnel in front of s3s-fs on tmpfs).
 
-    python benches/harness/druid_bench.py             # full run (make bench-druid), about 8 minutes idle
+    python benches/harness/druid_bench.py             # full run (make bench-druid), about 10 minutes idle (estimated)
     python benches/harness/druid_bench.py --smoke     # scale 1/16, one round (make bench-druid BENCH_DRUID_ARGS=--smoke)
 
 The workload (the seed's, user-asks.md): 454 MB and 56.8 MB of frame files written by 2 writer
