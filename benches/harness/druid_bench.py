@@ -194,13 +194,14 @@ class Bench:
             try:
                 for line in p.stdout:
                     lines.append(line)
-                    if line.strip() == "MEASURE_START":
-                        marks["MEASURE_START"] = self.server_log_size()
-                    elif line.strip() == "MEASURE_END":
-                        # Every measured request was answered (its route logged when it arrived);
-                        # the worker waits for `go` before its verification's reads.
-                        time.sleep(0.1)
-                        marks["MEASURE_END"] = self.server_log_size()
+                    mark = line.strip()
+                    if mark in ("MEASURE_START", "MEASURE_END"):
+                        # The worker waits for `go` after each: nothing of the measured part
+                        # reaches the server before the first offset is read, nothing of the
+                        # verification before the second. At MEASURE_END every measured request
+                        # was answered (s3s logs its route when it arrives).
+                        time.sleep(0.1 if mark == "MEASURE_END" else 0)
+                        marks[mark] = self.server_log_size()
                         try:
                             p.stdin.write("go\n")
                             p.stdin.flush()

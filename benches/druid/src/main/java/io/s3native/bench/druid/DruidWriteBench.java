@@ -52,7 +52,7 @@ import java.util.stream.Stream;
  * <p>Arguments {@code name=value}: endpoint, region, access_key, secret_key, bucket, prefix,
  * bytes, workers (2), rows_per_page (500000), chunk (5 MiB), temp_dir, retries (10), and the
  * s3native-only budget and parts_in_flight; handshake=true waits for a line on stdin after
- * MEASURE_END.
+ * MEASURE_START and after MEASURE_END.
  */
 public final class DruidWriteBench {
     static final int FRAME_BYTES = 1_000_000; // MSQ's frame size (WorkerMemoryParameters)
@@ -99,8 +99,13 @@ public final class DruidWriteBench {
         });
         Map<String, Long> req0 = Line.requests();
         temp.startMeasuring();
+        boolean handshake = Boolean.parseBoolean(a.getOrDefault("handshake", "false"));
+        java.io.BufferedReader stdin = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
         System.out.println("MEASURE_START"); // the harness counts the server's requests from here
         System.out.flush();
+        if (handshake) {
+            stdin.readLine(); // the harness noted where the server's log is, and says go
+        }
         long[] io0 = procIo();
         double cpu0 = cpuSeconds();
         long t0 = System.nanoTime();
@@ -133,9 +138,8 @@ public final class DruidWriteBench {
         long t1 = System.nanoTime();
         System.out.println("MEASURE_END"); // to here (the verification's reads are not counted)
         System.out.flush();
-        if (Boolean.parseBoolean(a.getOrDefault("handshake", "false"))) {
-            // The harness reads the server's log, then says go (a line on stdin).
-            new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+        if (handshake) {
+            stdin.readLine(); // likewise: the verification's requests come after
         }
         double cpu1 = cpuSeconds();
         long[] io1 = procIo();
