@@ -33,7 +33,6 @@ import org.apache.druid.query.rowsandcols.serde.WireTransferableContext;
 import org.apache.druid.segment.ColumnSelectorFactory;
 import org.apache.druid.segment.RowAdapters;
 import org.apache.druid.segment.RowBasedColumnSelectorFactory;
-import org.apache.druid.segment.column.ColumnType;
 import org.apache.druid.segment.column.RowSignature;
 import org.apache.druid.storage.StorageConnector;
 import org.apache.druid.storage.StorageConnectorProvider;
