@@ -87,7 +87,7 @@ def canon(rows, columns):
 def scenario_types(spark, base):
     """Every common Spark type, partitioned by a string and an int column (nulls among the
     string values), several batches per file; read back by Spark's own parquet reader."""
-    src = typed(spark, 6000).repartition(3)
+    src = typed(spark, 4000).repartition(3)
     path = f"{base}/types"
     src.write.format(FORMAT).mode("overwrite").option("batchRows", "500").partitionBy("k", "p").save(path)
     back = spark.read.parquet(path)
@@ -120,7 +120,8 @@ def scenario_modes(spark, base):
         one.write.format(FORMAT).mode("errorifexists").save(path)
         out["error_if_exists"] = None
     except Exception as e:
-        out["error_if_exists"] = str(e).splitlines()[0][:300]
+        msg = str(e)
+        out["error_if_exists"] = "already exists" if "already exists" in msg else msg[-500:]
     spark.range(5).selectExpr("id", "0 AS k").write.format(FORMAT).mode("ignore").save(path)
     out["after_ignore"] = spark.read.parquet(path).count()
     ignored = f"{base}/modes-ignore-new"
@@ -142,19 +143,29 @@ def scenario_failing(spark, base, marker):
     path = f"{base}/failing"
 
     def boom(i):
-        if i == 150_000:
+        if i == 110_000:
             raise RuntimeError("s3native test: the task fails mid-write")
         return i
 
     fail = F.udf(boom, T.LongType())
-    big = spark.range(0, 200_000, numPartitions=2).select(
+    big = spark.range(0, 120_000, numPartitions=2).select(
         fail("id").alias("id"),
         F.concat(*[F.sha2(F.concat(F.col("id").cast("string"), F.lit(str(j))), 256) for j in range(4)]).alias("pad"))
+    jstats = spark._jvm.io.s3native.S3NativeOutputStream.globalStatistics
+    before = {str(k): int(v) for k, v in dict(jstats().asMap()).items()}
     try:
-        big.write.format(FORMAT).mode("overwrite").option("compression", "none").save(path)
-        return {"path": path, "failed": False}
+        # 1 MiB row groups: the encoder hands its bytes to the writer as it goes, so parts of
+        # the failing file are uploaded before the task fails.
+        (big.write.format(FORMAT).mode("overwrite").option("compression", "none")
+         .option("parquet.block.size", str(1 << 20)).save(path))
+        out = {"failed": False}
     except Exception as e:
-        return {"path": path, "failed": True, "error": "the task fails mid-write" in str(e)}
+        out = {"failed": True, "error": "the task fails mid-write" in str(e)}
+    after = {str(k): int(v) for k, v in dict(jstats().asMap()).items()}
+    out.update(path=path, **{k: after.get(k, 0) - before.get(k, 0) for k in
+                             ("parts_uploaded", "requests.create_multipart_upload", "requests.abort_multipart_upload",
+                              "requests.complete_multipart_upload")})
+    return out
 
 
 def main():

@@ -42,7 +42,7 @@ public final class NativeParquetDataSource implements CreatableRelationProvider,
     public BaseRelation createRelation(SQLContext sqlContext, SaveMode mode, scala.collection.immutable.Map<String, String> parameters,
             Dataset<Row> data) {
         Map<String, String> options = new HashMap<>(scala.jdk.javaapi.CollectionConverters.asJava(parameters));
-        String path = options.get("path");
+        String path = options.remove("path");
         if (path == null || path.isEmpty()) {
             throw new IllegalArgumentException("s3native.parquet: no path; use save(\"s3a://bucket/dir\")");
         }

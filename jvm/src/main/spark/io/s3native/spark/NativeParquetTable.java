@@ -169,8 +169,9 @@ final class NativeParquetTable implements SupportsWrite {
             String prefix = uri.getPath() == null ? "" : uri.getPath().replaceAll("^/+", "").replaceAll("/+$", "");
             SparkContext sc = SparkContext.getOrCreate();
             Configuration conf = new Configuration(sc.hadoopConfiguration());
+            // As Spark's file sources: the write options go into the job's Hadoop configuration.
             for (Map.Entry<String, String> e : options.entrySet()) {
-                if (e.getKey().startsWith("fs.")) {
+                if (e.getValue() != null) {
                     conf.set(e.getKey(), e.getValue());
                 }
             }
@@ -215,6 +216,11 @@ final class NativeParquetTable implements SupportsWrite {
             }
             Map<String, Object> parquet = new LinkedHashMap<>();
             parquet.put("compression", compression);
+            // parquet-java's row-group size key, which Spark's parquet source honours (option or Hadoop conf).
+            long rowGroup = conf.getLongBytes("parquet.block.size", -1);
+            if (rowGroup > 0) {
+                parquet.put("row_group_bytes", rowGroup);
+            }
             Map<String, String> kv = new TreeMap<>();
             kv.put("org.apache.spark.version", sc.version());
             kv.put("org.apache.spark.sql.parquet.row.metadata", dataSchema.json());
