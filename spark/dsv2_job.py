@@ -1,7 +1,8 @@
-"""The Spark application of the s3native.parquet DataSource V2 tests (spark/tests/test_dsv2.py),
-run by spark-submit with the properties file and jars the test passes (s3native's jar and
-arrow-c-data at the arrow-vector version of the Spark line). Each scenario writes under
---base and records what Spark saw in the JSON report; the test checks S3 itself.
+"""The scenarios of the s3native.parquet DataSource V2 write (spark/tests/test_dsv2.py). They
+run inside spark/job.py's e2e run (E2E: one spark-submit per Spark line, no start-up of their
+own), with s3native's jar and arrow-c-data at the line's arrow-vector version on the
+classpath (sparkconf.jars). Each writes under <base>/dsv2 and records what Spark saw; the
+test checks S3 itself. Alone, for a manual run:
 
     spark-submit --properties-file F --jars J spark/dsv2_job.py --base s3a://bucket/prefix --report out.json
 """
@@ -87,9 +88,9 @@ def canon(rows, columns):
 def scenario_types(spark, base):
     """Every common Spark type, partitioned by a string and an int column (nulls among the
     string values), several batches per file; read back by Spark's own parquet reader."""
-    src = typed(spark, 4000).repartition(3)
+    src = typed(spark, 2000).repartition(3)
     path = f"{base}/types"
-    src.write.format(FORMAT).mode("overwrite").option("batchRows", "500").partitionBy("k", "p").save(path)
+    src.write.format(FORMAT).mode("overwrite").option("batchRows", "300").partitionBy("k", "p").save(path)
     back = spark.read.parquet(path)
     cols = [f.name for f in SCHEMA.fields]
     same = canon(back.select(*cols).collect(), cols) == canon(src.collect(), cols)
@@ -143,12 +144,12 @@ def scenario_failing(spark, base, marker):
     path = f"{base}/failing"
 
     def boom(i):
-        if i == 110_000:
+        if i == 70_000:
             raise RuntimeError("s3native test: the task fails mid-write")
         return i
 
     fail = F.udf(boom, T.LongType())
-    big = spark.range(0, 120_000, numPartitions=2).select(
+    big = spark.range(0, 80_000, numPartitions=2).select(
         fail("id").alias("id"),
         F.concat(*[F.sha2(F.concat(F.col("id").cast("string"), F.lit(str(j))), 256) for j in range(4)]).alias("pad"))
     jstats = spark._jvm.io.s3native.S3NativeOutputStream.globalStatistics
@@ -160,12 +161,43 @@ def scenario_failing(spark, base, marker):
          .option("parquet.block.size", str(1 << 20)).save(path))
         out = {"failed": False}
     except Exception as e:
-        out = {"failed": True, "error": "the task fails mid-write" in str(e)}
+        out = {"failed": True, "cause_seen": "the task fails mid-write" in str(e)}
     after = {str(k): int(v) for k, v in dict(jstats().asMap()).items()}
     out.update(path=path, **{k: after.get(k, 0) - before.get(k, 0) for k in
                              ("parts_uploaded", "requests.create_multipart_upload", "requests.abort_multipart_upload",
                               "requests.complete_multipart_upload")})
     return out
+
+
+def supported(spark):
+    """The Spark lines the format is built for (sparkconf.DSV2_LINES)."""
+    import sparkconf
+    return any(spark.version.startswith(l + ".") for l in sparkconf.DSV2_LINES)
+
+
+def e2e_scenario(fn):
+    """A scenario of spark/job.py's e2e run (the Spark test run of each line, CI's 4.3), under <base>/dsv2."""
+    def run(spark, args):
+        if not supported(spark):
+            return {"skipped": f"s3native.parquet is not built for Spark {spark.version}"}
+        return fn(spark, args.base + "/dsv2")
+    return run
+
+
+def scenario_types_in_zone(spark, base):
+    """scenario_types in a session time zone other than the JVM's (UTC here)."""
+    old = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        return scenario_types(spark, base)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", old)
+        spark.conf.unset("spark.sql.parquet.outputTimestampType")
+
+
+E2E = {"dsv2_types": e2e_scenario(scenario_types_in_zone),
+       "dsv2_modes": e2e_scenario(scenario_modes),
+       "dsv2_failing": e2e_scenario(lambda spark, base: scenario_failing(spark, base, None))}
 
 
 def main():
