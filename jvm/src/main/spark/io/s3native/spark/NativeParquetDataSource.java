@@ -70,6 +70,12 @@ public final class NativeParquetDataSource implements CreatableRelationProvider,
                     }
                     break;
                 case Overwrite:
+                    String overwrite = options.getOrDefault("partitionOverwriteMode",
+                            data.sparkSession().conf().get("spark.sql.sources.partitionOverwriteMode", "static"));
+                    if (partitionBy.length > 0 && overwrite.equalsIgnoreCase("dynamic")) {
+                        throw new UnsupportedOperationException("s3native.parquet: partitionOverwriteMode dynamic is not "
+                                + "supported; overwrite replaces the whole directory (static), or use append");
+                    }
                     run = SaveMode.Overwrite;
                     break;
                 default:

@@ -211,7 +211,13 @@ final class NativeParquetDataWriter implements DataWriter<InternalRow> {
         if (f != null) {
             f.abort();
         }
-        allocator.close();
+        try {
+            allocator.close();
+        } catch (IllegalStateException e) {
+            // Arrow's leak report; the task's outcome (and its first failure) stands.
+            org.slf4j.LoggerFactory.getLogger(NativeParquetDataWriter.class).warn("s3native.parquet: task {}: {}", taskId,
+                    e.getMessage());
+        }
     }
 
     /**
@@ -257,6 +263,7 @@ final class NativeParquetDataWriter implements DataWriter<InternalRow> {
         final NativeParquetWriter writer;
         final ArrowWriter arrow;
         int rows;
+        private boolean released;
 
         OpenFile(String key) throws IOException {
             this.key = key;
@@ -310,9 +317,7 @@ final class NativeParquetDataWriter implements DataWriter<InternalRow> {
                 abort();
                 throw e;
             } finally {
-                writer.close();
-                stream.close();
-                closeQuietly(batches);
+                release();
             }
         }
 
@@ -320,8 +325,17 @@ final class NativeParquetDataWriter implements DataWriter<InternalRow> {
             try {
                 writer.abort();
             } catch (IOException e) {
-                // close() below aborts an unfinished upload again.
+                // release() frees the writer, which aborts an unfinished upload again.
             }
+            release();
+        }
+
+        /** Free the native writer (an unfinished upload is aborted, never completed), the stream and the batch; once. */
+        private void release() {
+            if (released) {
+                return;
+            }
+            released = true;
             writer.close();
             stream.close();
             closeQuietly(batches);
