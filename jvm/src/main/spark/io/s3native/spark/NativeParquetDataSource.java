@@ -41,7 +41,14 @@ public final class NativeParquetDataSource implements CreatableRelationProvider,
     @Override
     public BaseRelation createRelation(SQLContext sqlContext, SaveMode mode, scala.collection.immutable.Map<String, String> parameters,
             Dataset<Row> data) {
-        Map<String, String> options = new HashMap<>(scala.jdk.javaapi.CollectionConverters.asJava(parameters));
+        SparkArrow.checkLine(data.sparkSession().version());
+        // (Iterated by hand: Scala's Java converters differ between Scala 2.12 and 2.13.)
+        Map<String, String> options = new HashMap<>();
+        scala.collection.Iterator<String> keys = parameters.keysIterator();
+        while (keys.hasNext()) {
+            String k = keys.next();
+            options.put(k, parameters.apply(k));
+        }
         String path = options.remove("path");
         if (path == null || path.isEmpty()) {
             throw new IllegalArgumentException("s3native.parquet: no path; use save(\"s3a://bucket/dir\")");

@@ -28,6 +28,7 @@ public final class NativeParquetTableProvider implements TableProvider {
 
     @Override
     public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+        SparkArrow.checkLine(org.apache.spark.SparkContext.getOrCreate().version());
         return new NativeParquetTable(schema, partitioning, properties);
     }
 }

@@ -17,6 +17,21 @@ final class SparkArrow {
     private SparkArrow() {
     }
 
+    /** The Spark lines (major.minor) this class is compiled and tested against. */
+    static final java.util.List<String> LINES = java.util.List.of("4.3");
+
+    /** Throws, naming the line, unless {@code sparkVersion} is one of {@link #LINES}. */
+    static void checkLine(String sparkVersion) {
+        for (String l : LINES) {
+            if (sparkVersion.equals(l) || sparkVersion.startsWith(l + ".")) {
+                return;
+            }
+        }
+        throw new UnsupportedOperationException("s3native.parquet is built for Spark " + String.join(", ", LINES)
+                + ", not Spark " + sparkVersion + " (Spark's internal Arrow API differs between lines); write with "
+                + "format(\"parquet\") through NativeS3AFileSystem instead");
+    }
+
     /** The Arrow schema Spark itself uses for {@code schema}: timestamps as microseconds in {@code timeZoneId}, NTZ without zone. */
     static Schema toArrowSchema(StructType schema, String timeZoneId) {
         return ArrowUtils.toArrowSchema(schema, timeZoneId, true);
