@@ -37,6 +37,8 @@ final class NativeParquetBatchWrite implements BatchWrite {
     static final String SUCCESS_DATA_NAME = "org.apache.hadoop.fs.s3a.commit.files.SuccessData/1";
     static final String COMMITTER = "s3native.parquet";
     private static final int SUCCESS_FILENAMES = 100;
+    /** Uploads completed at once by the job commit. */
+    static final int COMPLETE_THREADS = 16;
 
     private final WriteSpec spec;
     private final Path output;
@@ -74,19 +76,51 @@ final class NativeParquetBatchWrite implements BatchWrite {
             if (truncate) {
                 deleteContents(fs);
             }
-            for (FileCommit f : files) {
-                try {
-                    S3NativeOutputStream.complete(UploadResult.fromJson(f.upload), spec.settings);
-                } catch (IOException e) {
-                    throw new IOException("s3native.parquet: completing the upload of s3a://" + f.bucket + "/" + f.key + ": "
-                            + e.getMessage(), e);
-                }
-            }
+            completeAll(files);
             writeSuccess(fs, files, start);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         LOG.info("s3native.parquet: job {} committed {} files to {}", spec.jobId, files.size(), output);
+    }
+
+    /** Complete every upload, {@link #COMPLETE_THREADS} at a time; the first failure is thrown, naming its key. */
+    private void completeAll(List<FileCommit> files) throws IOException {
+        int threads = Math.min(COMPLETE_THREADS, files.size());
+        if (threads == 0) {
+            return;
+        }
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, "s3native.parquet-commit");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+            for (FileCommit f : files) {
+                done.add(pool.submit(() -> {
+                    try {
+                        S3NativeOutputStream.complete(UploadResult.fromJson(f.upload), spec.settings);
+                    } catch (IOException e) {
+                        throw new IOException("s3native.parquet: completing the upload of s3a://" + f.bucket + "/" + f.key
+                                + ": " + e.getMessage(), e);
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> d : done) {
+                try {
+                    d.get();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    throw e.getCause() instanceof IOException ? (IOException) e.getCause() : new IOException(e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("s3native.parquet: job commit interrupted");
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     /** What save mode overwrite replaces: everything under the output directory (as Spark's parquet source, static mode). */
