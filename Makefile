@@ -161,6 +161,18 @@ jar: build
 	javac --release 17 -nowarn -d jvm/target/vectored-classes -cp jvm/target/classes:$$(cat jvm/target/classpath-vectored) jvm/src/main/vectored/io/s3native/hadoop/*.java
 	jar uf $$(ls jvm/target/s3native-*.jar) -C jvm/target/vectored-classes .
 	jar tf jvm/target/s3native-*.jar | grep -q 'NativeS3AVectoredInputStream.class$$' || { echo "the jar lacks the vectored stream"; exit 1; }
+	# The Spark DataSource V2 write (io.s3native.spark, format "s3native.parquet") is compiled
+	# against Spark 4.3's own jars (pyspark from PyPI, cached by scripts/spark-setup.sh) and the
+	# arrow-c-data of that Spark's arrow-vector (Spark ships none: users add it, see README).
+	scripts/spark-setup.sh 4.3
+	spark_jars=$$(echo $(CURDIR)/target/spark/venv-4.3/lib/python3*/site-packages/pyspark/jars)
+	arrow=$$(basename $$spark_jars/arrow-vector-*.jar .jar); arrow=$${arrow#arrow-vector-}
+	[ -f target/spark/jars-dsv2/arrow-c-data-$$arrow.jar ] || $(MVN) -q dependency:copy -Dartifact=org.apache.arrow:arrow-c-data:$$arrow -DoutputDirectory=$(CURDIR)/target/spark/jars-dsv2 | sed 's/\x1b\[[0-9;]*m//g'
+	rm -rf jvm/target/spark-classes && mkdir -p jvm/target/spark-classes/META-INF/services
+	javac --release 17 -nowarn -d jvm/target/spark-classes -cp "jvm/target/classes:$$spark_jars/*:target/spark/jars-4.3/*:target/spark/jars-dsv2/arrow-c-data-$$arrow.jar" jvm/src/main/spark/io/s3native/spark/*.java
+	cp jvm/src/main/spark/META-INF/services/* jvm/target/spark-classes/META-INF/services/
+	jar uf $$(ls jvm/target/s3native-*.jar) -C jvm/target/spark-classes .
+	jar tf jvm/target/s3native-*.jar | grep -q 'io/s3native/spark/NativeParquetDataSource.class$$' || { echo "the jar lacks the Spark DSv2 write"; exit 1; }
 	ls -l jvm/target/s3native-*.jar
 
 # The Druid extension (druid/): `make druid` lays out target/druid/extensions/druid-s3native/

@@ -25,6 +25,8 @@ from pyspark import TaskContext
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+import dsv2_job  # the s3native.parquet DataSource V2 scenarios (spark/tests/test_dsv2.py)
+
 
 def checksum(df):
     """Row count and, per column, the sum of 64-bit hashes of its values: equal for equal
@@ -384,6 +386,7 @@ SCENARIOS = {
     "streaming": scenario_streaming,
     "stock_twin": scenario_stock_twin,
     "task_metrics": scenario_task_metrics,
+    **dsv2_job.E2E,
 }
 
 

@@ -43,9 +43,32 @@ def native_fs_impl():
     return NATIVE_FS, afs or NATIVE_AFS
 
 
+# The Spark lines the s3native.parquet DataSource V2 write is built for (`make jar` compiles it
+# against Spark 4.3); their runs also get arrow-c-data (arrow_c_data).
+DSV2_LINES = ("4.3",)
+
+
+def arrow_c_data(line):
+    """arrow-c-data's jar at the version of the line's arrow-vector (Spark ships none), fetched
+    by Maven into target/spark/jars-dsv2/ (where `make jar` compiles against it) when missing."""
+    import glob
+    vector = glob.glob(os.path.join(SPARK, f"venv-{line}", "lib", "python3*", "site-packages", "pyspark", "jars",
+                                    "arrow-vector-*.jar"))
+    if not vector:
+        sys.exit(f"no arrow-vector jar in target/spark/venv-{line}: run scripts/spark-setup.sh {line}")
+    version = os.path.basename(vector[0])[len("arrow-vector-"):-len(".jar")]
+    d = os.path.join(SPARK, "jars-dsv2")
+    jar = os.path.join(d, f"arrow-c-data-{version}.jar")
+    if not os.path.exists(jar):
+        subprocess.run(["mvn", "-B", "-ntp", "-q", "dependency:copy", f"-Dartifact=org.apache.arrow:arrow-c-data:{version}",
+                        f"-DoutputDirectory={d}"], check=True, stdout=subprocess.DEVNULL)
+    return jar
+
+
 def jars(line):
     d = os.path.join(SPARK, f"jars-{line}")
-    return [s3native_jar()] + sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".jar"))
+    extra = [arrow_c_data(line)] if line in DSV2_LINES else []
+    return [s3native_jar()] + sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".jar")) + extra
 
 
 def defaults(fs_impl, afs_impl, s3, extra=None):
