@@ -133,8 +133,14 @@ test:
 	step "test tools" $(MAKE) --no-print-directory server-install $(IMDS_MOCK)
 	step "header check" $(MAKE) --no-print-directory header-check
 	env=$$(scripts/s3-server.sh start) && eval "$$env" && server=up
-	step "Rust tests" $(CARGO) test --features test-hooks --no-fail-fast -- --test-threads=4
-	step "release library, symbols check" $(MAKE) --no-print-directory symbols-check
+	# The release build compiles while the Rust tests run: cargo holds the target folder's lock
+	# only while it compiles, so the tests are compiled first, and the release build starts once
+	# cargo test is running them (it would otherwise wait for the lock the whole release build).
+	step "Rust tests, compiling" $(CARGO) test --features test-hooks --no-run
+	step "Rust tests beside the release library, symbols check" \
+	  scripts/run-jobs.py --jobs 2 --logs target/run-jobs/rust \
+	  "rust-tests=$(CARGO) test --features test-hooks --no-fail-fast -- --test-threads=4" \
+	  "release-symbols-check=$(call after_line,target/run-jobs/rust/rust-tests.log,^ *Running ,120); $(MAKE) --no-print-directory symbols-check"
 	step "glibc check" $(MAKE) --no-print-directory glibc-check
 	step "jar" $(MAKE) --no-print-directory jar
 	step "Java tests" $(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
@@ -147,6 +153,11 @@ test:
 	step "Spark tests $(CI_SPARK_LINES)" $(MAKE) --no-print-directory test-spark JAR_DEP= S3NATIVE_SPARK_LINES='$(CI_SPARK_LINES)'
 	step "Druid extension tests" $(MAKE) --no-print-directory druid-tests JAR_DEP=
 	step "bench smoke" $(MAKE) --no-print-directory bench-smoke JAR_DEP=
+
+# $(call after_line,LOG,REGEX,SECONDS): a shell loop that waits until LOG has a line matching
+# REGEX, at most SECONDS (then it goes on anyway: the order is for speed only). For a run-jobs
+# command, inside double quotes: its $ are escaped from the recipe's shell.
+after_line = for i in \$$(seq $(3)); do grep -qE '$(2)' $(1) 2>/dev/null && break; sleep 1; done
 
 # The jar: Maven copies $(NATIVE_LIB_DIR)/libs3native.so into /native/<os>-<arch>/ of the jar.
 jar: build
