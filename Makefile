@@ -134,20 +134,31 @@ test:
 	step "test tools" $(MAKE) --no-print-directory server-install $(IMDS_MOCK)
 	step "header check" $(MAKE) --no-print-directory header-check
 	env=$$(scripts/s3-server.sh start) && eval "$$env" && server=up
-	step "Rust tests" $(CARGO) test --features test-hooks --no-fail-fast -- --test-threads=4
-	step "release library, symbols check" $(MAKE) --no-print-directory symbols-check
+	# The release build compiles while the Rust tests run: cargo holds the target folder's lock
+	# only while it compiles, so the tests are compiled first, and the release build starts once
+	# cargo test is running them (it would otherwise wait for the lock the whole release build).
+	step "Rust tests, compiling" $(CARGO) test --features test-hooks --no-run
+	step "Rust tests beside the release library, symbols check" \
+	  scripts/run-jobs.py --jobs 2 --logs target/run-jobs/rust \
+	  "rust-tests=$(CARGO) test --features test-hooks --no-fail-fast -- --test-threads=4" \
+	  "release-symbols-check=$(call after_line,target/run-jobs/rust/rust-tests.log,^ *Running ,120); $(MAKE) --no-print-directory symbols-check"
 	step "glibc check" $(MAKE) --no-print-directory glibc-check
 	step "jar" $(MAKE) --no-print-directory jar
 	step "Java tests" $(MVN) -f jvm/pom.xml test -Ds3native.library.dir=$(NATIVE_LIB_DIR)
 	step "Java tests with hooks" $(MAKE) --no-print-directory hooks-tests-jvm
-	for p in $(CI_HADOOP_PROFILES); do
-	  step "Hadoop tests, $$p" $(MAKE) --no-print-directory hadoop-tests HADOOP_PROFILES=$$p
-	done
-	step "credential tests, $(CI_CREDENTIAL_PROFILES)" $(MAKE) --no-print-directory hadoop-tests HADOOP_PROFILES='$(CI_CREDENTIAL_PROFILES)' HADOOP_TESTS='$(CREDENTIAL_TESTS)'
+	step "Hadoop tests $(CI_HADOOP_PROFILES), credential tests $(CI_CREDENTIAL_PROFILES), $(CI_HADOOP_JOBS) at once" \
+	  scripts/run-jobs.py --jobs $(CI_HADOOP_JOBS) --logs target/run-jobs/hadoop-tests \
+	  $(foreach p,$(CI_HADOOP_PROFILES),"$(p)=$(call hadoop_mvn,$(p),$(HADOOP_TESTS),$(p))") \
+	  $(foreach p,$(CI_CREDENTIAL_PROFILES),"credentials-$(p)=$(call hadoop_mvn,$(p),$(CREDENTIAL_TESTS),credentials-$(p))")
 	step "Hadoop suite $(CI_HADOOP_SUITE_LINES), native vs baseline" $(MAKE) --no-print-directory hadoop-suite-run JAR_DEP= HADOOP_SUITE_LINES='$(CI_HADOOP_SUITE_LINES)' HADOOP_SUITE_ARGS='--baseline --jobs $(CI_HADOOP_SUITE_JOBS)'
 	step "Spark tests $(CI_SPARK_LINES)" $(MAKE) --no-print-directory test-spark JAR_DEP= S3NATIVE_SPARK_LINES='$(CI_SPARK_LINES)'
 	step "Druid extension tests" $(MAKE) --no-print-directory druid-tests JAR_DEP=
 	step "bench smoke" $(MAKE) --no-print-directory bench-smoke JAR_DEP=
+
+# $(call after_line,LOG,REGEX,SECONDS): a shell loop that waits until LOG has a line matching
+# REGEX, at most SECONDS (then it goes on anyway: the order is for speed only). For a run-jobs
+# command, inside double quotes: its $ are escaped from the recipe's shell.
+after_line = for i in \$$(seq $(3)); do grep -qE '$(2)' $(1) 2>/dev/null && break; sleep 1; done
 
 # The jar: Maven copies $(NATIVE_LIB_DIR)/libs3native.so into /native/<os>-<arch>/ of the jar.
 jar: build
@@ -232,12 +243,29 @@ test-hadoop: server-install build $(IMDS_MOCK)
 	trap 'scripts/s3-server.sh stop' EXIT
 	$(MAKE) --no-print-directory hadoop-tests
 
-# The Hadoop tests with the server already up (used by `test` and `test-hadoop`).
+# The Hadoop tests with the server already up (used by `test-hadoop`): HADOOP_JOBS profiles at
+# once (default 1, one after the other in jvm/target). With more, each profile builds in a folder
+# of its own, jvm/target/<profile> (the pom's s3native.build.dir), so runs do not share classes
+# or surefire reports, and scripts/run-jobs.py prints each run's whole log as it ends (logs in
+# target/run-jobs/hadoop-tests/) and fails when one failed. Runs share the local server: every
+# test class makes its own buckets, and fault-proxy rules match paths no other test uses.
+# `test` runs CI_HADOOP_JOBS at once: a line's run waits on S3 and on the child JVMs it starts
+# (about 0.7 of a core on 2 cores), so two runs at once take less than two one after the other.
+HADOOP_JOBS ?= 1
+CI_HADOOP_JOBS ?= 2
+# $(call hadoop_mvn,PROFILE,TESTS[,BUILD FOLDER under jvm/target]): one profile's Maven run.
+hadoop_mvn = $(MVN) -f jvm/pom.xml -P$(1) test -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dtest='$(2)' \
+  -Dsurefire.failIfNoSpecifiedTests=false$(if $(3), -Ds3native.build.dir=$(CURDIR)/jvm/target/$(3))
 hadoop-tests:
-	for p in $(HADOOP_PROFILES); do
-	  echo "== Hadoop tests, profile $$p"
-	  $(MVN) -f jvm/pom.xml -P$$p test -Ds3native.library.dir=$(NATIVE_LIB_DIR) -Dtest='$(HADOOP_TESTS)' -Dsurefire.failIfNoSpecifiedTests=false
-	done
+	if [ $(HADOOP_JOBS) -le 1 ]; then
+	  for p in $(HADOOP_PROFILES); do
+	    echo "== Hadoop tests, profile $$p"
+	    $(call hadoop_mvn,$$p,$(HADOOP_TESTS))
+	  done
+	else
+	  scripts/run-jobs.py --jobs $(HADOOP_JOBS) --logs target/run-jobs/hadoop-tests \
+	    $(foreach p,$(HADOOP_PROFILES),"$(p)=$(call hadoop_mvn,$(p),$(HADOOP_TESTS),$(p))")
+	fi
 
 # The benchmark harness (benches/harness/): s3native against stock S3A (disk, bytebuffer,
 # array; Hadoop 3.3 and 3.4), object_store's WriteMultipart and the ceiling, over TLS and
