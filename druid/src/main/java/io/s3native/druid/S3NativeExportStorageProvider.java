@@ -4,6 +4,8 @@ import com.fasterxml.jackson.annotation.JacksonInject;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonTypeName;
+import org.apache.druid.error.DruidException;
+import org.apache.druid.error.InvalidInput;
 import org.apache.druid.java.util.emitter.service.ServiceEmitter;
 import org.apache.druid.storage.ExportStorageProvider;
 import org.apache.druid.storage.StorageConnector;
@@ -16,6 +18,11 @@ import java.util.List;
  * the same contract as Druid's {@code s3} one. The destination {@code s3://bucket/prefix} must
  * lie under one of {@code druid.export.storage.s3native.allowedExportPaths}; the files are
  * written through the native {@link S3NativeStorageConnector}.
+ *
+ * <p>Errors are Druid's {@link DruidException}s with the personas and categories of Druid's
+ * {@code s3} provider: a destination outside the allowed paths, a blank bucket or a missing
+ * prefix is the user's (INVALID_INPUT); an unset {@code allowedExportPaths} property, or an
+ * allowed path that is not an {@code s3://} URI, is the operator's (NOT_FOUND, INVALID_INPUT).
  */
 @JsonTypeName(S3NativeExportStorageProvider.TYPE)
 public class S3NativeExportStorageProvider implements ExportStorageProvider
@@ -45,10 +52,10 @@ public class S3NativeExportStorageProvider implements ExportStorageProvider
   )
   {
     if (bucket == null || bucket.isBlank()) {
-      throw new IllegalArgumentException("s3native export: bucket must be set");
+      throw InvalidInput.exception("s3native export: bucket must be set");
     }
     if (prefix == null) {
-      throw new IllegalArgumentException("s3native export: prefix must be set");
+      throw InvalidInput.exception("s3native export: prefix must be set");
     }
     this.bucket = bucket;
     this.prefix = prefix;
@@ -115,11 +122,13 @@ public class S3NativeExportStorageProvider implements ExportStorageProvider
       target = "s3://" + bucket + "/";
     }
     if (strip(prefix).contains("..") || strip(prefix).contains("//")) {
-      throw new IllegalArgumentException("s3native export: the path [" + target + "] must not contain '..' or '//'");
+      throw InvalidInput.exception("s3native export: the path [%s] must not contain '..' or '//'", target);
     }
     for (String a : allowed) {
       if (a == null || !a.startsWith("s3://")) {
-        throw new IllegalArgumentException("s3native export: the allowed export path [" + a + "] in " + ALLOWED + " is not an s3:// URI");
+        throw DruidException.forPersona(DruidException.Persona.OPERATOR)
+                            .ofCategory(DruidException.Category.INVALID_INPUT)
+                            .build("s3native export: the allowed export path [%s] in %s is not an s3:// URI", a, ALLOWED);
       }
       String rest = strip(a.substring("s3://".length()));
       if (rest.isEmpty()) {
@@ -129,16 +138,18 @@ public class S3NativeExportStorageProvider implements ExportStorageProvider
         return;
       }
     }
-    throw new IllegalArgumentException("s3native export: none of the allowed export paths " + allowed
-        + " matches the path [" + target + "]; the paths are set by the property " + ALLOWED);
+    throw InvalidInput.exception(
+        "s3native export: none of the allowed export paths %s matches the path [%s]; the paths are set by the property %s",
+        allowed, target, ALLOWED);
   }
 
   @Override
   public StorageConnector createStorageConnector(File taskTempDir)
   {
     if (exportConfig == null || exportConfig.allowedExportPaths == null) {
-      throw new IllegalArgumentException("s3native export: the runtime property " + ALLOWED
-          + " must be set for exports to [" + getBasePath() + "]");
+      throw DruidException.forPersona(DruidException.Persona.OPERATOR)
+                          .ofCategory(DruidException.Category.NOT_FOUND)
+                          .build("s3native export: the runtime property %s must be set for exports to [%s]", ALLOWED, getBasePath());
     }
     validate(exportConfig.allowedExportPaths, bucket, prefix);
     S3NativeStorageConnectorProvider connector = new S3NativeStorageConnectorProvider(

@@ -3,6 +3,7 @@ package io.s3native.druid;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.inject.Injector;
 import com.google.inject.Key;
+import org.apache.druid.error.DruidException;
 import org.apache.druid.guice.annotations.Json;
 import org.apache.druid.storage.ExportStorageProvider;
 import org.apache.druid.storage.StorageConnector;
@@ -47,16 +48,25 @@ class ExportTest {
     @Test
     void allowedPaths() throws Exception {
         File tmp = new File(System.getProperty("java.io.tmpdir"));
-        IllegalArgumentException none = assertThrows(IllegalArgumentException.class,
+        // As Druid's s3 provider: an unset allowedExportPaths is the operator's, a destination
+        // outside them the user's.
+        DruidException none = assertThrows(DruidException.class,
                 () -> provider(null, "b", "x").createStorageConnector(tmp));
         assertTrue(none.getMessage().contains("druid.export.storage.s3native.allowedExportPaths"), none.getMessage());
-        IllegalArgumentException outside = assertThrows(IllegalArgumentException.class,
+        assertEquals(DruidException.Persona.OPERATOR, none.getTargetPersona());
+        assertEquals(DruidException.Category.NOT_FOUND, none.getCategory());
+        DruidException outside = assertThrows(DruidException.class,
                 () -> provider("[\"s3://b/exports\"]", "b", "exportsx/q").createStorageConnector(tmp));
         assertTrue(outside.getMessage().contains("s3://b/exportsx/q/"), outside.getMessage());
-        assertThrows(IllegalArgumentException.class,
+        assertEquals(DruidException.Persona.USER, outside.getTargetPersona());
+        assertEquals(DruidException.Category.INVALID_INPUT, outside.getCategory());
+        assertThrows(DruidException.class,
                 () -> provider("[\"s3://other/exports\"]", "b", "exports/q").createStorageConnector(tmp));
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(DruidException.class,
                 () -> provider("[\"s3://b/exports\"]", "b", "exports/../secret").createStorageConnector(tmp));
+        DruidException notUri = assertThrows(DruidException.class,
+                () -> provider("[\"b/exports\"]", "b", "exports/q").createStorageConnector(tmp));
+        assertEquals(DruidException.Persona.OPERATOR, notUri.getTargetPersona());
         S3NativeExportStorageProvider.validate(List.of("s3://b/exports/"), "b", "exports");
         S3NativeExportStorageProvider.validate(List.of("s3://x/y", "s3://b"), "b", "any/where");
     }
