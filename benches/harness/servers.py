@@ -68,6 +68,14 @@ def wait_port(port, proc, what, timeout=30):
     raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} within {timeout} s")
 
 
+
+def jdk_cacerts():
+    """The JDK's default truststore: <java.home>/lib/security/cacerts (password changeit)."""
+    out = subprocess.run(["java", "-XshowSettings:properties", "-version"], check=True, capture_output=True,
+                         text=True).stderr
+    home = next(line.split("=", 1)[1].strip() for line in out.splitlines() if line.strip().startswith("java.home ="))
+    return os.path.join(home, "lib", "security", "cacerts")
+
 class Endpoints:
     """Starts the servers; `url(profile, tls)` gives the endpoint of one chain."""
 
@@ -158,10 +166,12 @@ class Endpoints:
     def _certificate(self):
         """A private CA and a certificate it signed for localhost and 127.0.0.1 (rustls
         refuses a self-signed certificate used as the server's own); the CA as PEM (for
-        SSL_CERT_FILE) and as a Java truststore."""
+        SSL_CERT_FILE) and as a Java truststore. The truststore also holds the JDK's own CAs:
+        the JVMs the bench starts with it (JAVA_TOOL_OPTIONS) include Maven, which fetches the
+        Spark jars from Maven Central on a fresh machine."""
         d = os.path.join(self.workdir, "tls")
         ca, ca_key, pem, key, store = (os.path.join(d, n) for n in
-                                       ("ca.pem", "ca.key", "cert.pem", "key.pem", "truststore.p12"))
+                                       ("ca.pem", "ca.key", "cert.pem", "key.pem", "truststore-jdk.p12"))
         if not os.path.exists(store):
             os.makedirs(d, exist_ok=True)
             ext = os.path.join(d, "leaf.ext")
@@ -176,6 +186,8 @@ class Endpoints:
                  "-out", pem + ".csr"],
                 ["openssl", "x509", "-req", "-in", pem + ".csr", "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
                  "-days", "30", "-extfile", ext, "-out", pem],
+                ["keytool", "-importkeystore", "-noprompt", "-srckeystore", jdk_cacerts(), "-srcstorepass", "changeit",
+                 "-destkeystore", store, "-deststoretype", "PKCS12", "-deststorepass", "changeit"],
                 ["keytool", "-importcert", "-noprompt", "-alias", "s3native-bench-ca", "-file", ca,
                  "-keystore", store, "-storetype", "PKCS12", "-storepass", "changeit"],
             ):
