@@ -181,4 +181,14 @@ fn vectored_ranges_past_the_real_end_fail_and_past_the_declared_length_fail_at_t
         assert_eq!(&b2[..], want);
     }
     assert_eq!(wire(&proxy, &key), (3, 1, 0));
+
+    // A small object fetched whole (the adaptive policy): a range starting past its real end is
+    // the same end of file (InvalidRange) as S3's 416, one running past it as before.
+    let r = Reader::open(&b.bucket, &key, &proxied(&b), declared(1010, ReadPolicy::Adaptive)).expect("open");
+    let e = r.read_ranges(&[1000..1010]).unwrap().next().unwrap().expect_err("past the real end");
+    assert_eq!((e.kind(), e.s3_code()), (ErrorKind::EndOfFile, Some("InvalidRange")), "{e}");
+    assert!(e.message().contains(&key) && e.message().contains("416"), "{e}");
+    let e = r.read_ranges(&[990..1010]).unwrap().next().unwrap().expect_err("across the real end");
+    assert_eq!((e.kind(), e.s3_code()), (ErrorKind::EndOfFile, None), "{e}");
+    assert_eq!(r.statistics().gets_whole, 1);
 }

@@ -1579,14 +1579,18 @@ async fn vectored(
 
 /// The error of vectored range `i` (`r`) that runs past where the object ends (`end`, before the
 /// length the reader was opened with): end of file, as S3A's readVectored fails such a range.
+/// A range starting at or past that end is what S3 answers 416 to (code `InvalidRange`), also
+/// when the bytes came from a buffer the reader held (the whole object, a coalesced GET).
 fn short_range(o: &Object, i: usize, r: &Range<u64>, end: u64) -> Error {
-    Error::end_of_file(format!(
-        "range {i} ({}..{}) of a vectored read of {} runs past the end of the object: it ends at byte {end} (its length at open was {})",
-        r.start,
-        r.end,
-        o.describe(),
-        o.length
-    ))
+    let what = format!("range {i} ({}..{}) of a vectored read of {}", r.start, r.end, o.describe());
+    if r.start >= end {
+        return Error::end_of_file(format!(
+            "{what} starts past the end of the object at byte {end} (416 InvalidRange: requested range not satisfiable; its length at open was {})",
+            o.length
+        ))
+        .with_s3_code("InvalidRange");
+    }
+    Error::end_of_file(format!("{what} runs past the end of the object: it ends at byte {end} (its length at open was {})", o.length))
 }
 
 impl Drop for Reader {
