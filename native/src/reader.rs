@@ -144,8 +144,8 @@ pub struct ReadStatistics {
     pub seeks: u64,
     /// HEAD requests (0 when the caller gave a length).
     pub head_requests: u64,
-    /// Readers opened (1 for one reader), and the time their opens took in all
-    /// (microseconds: the HEAD, if one was sent, and starting the footer GET).
+    /// Readers opened (1 for one reader), and the time their opens waited on S3 in all
+    /// (microseconds: the HEAD, if one was sent; 0 without one).
     pub opens: u64,
     pub open_us: u64,
     /// GETs by kind: the whole object, the footer region at open, read-ahead blocks,
@@ -328,10 +328,10 @@ impl Object {
     }
 
     /// How many of `len` bytes at `position` a read can hand over, as far as the reader knows
-    /// (its length, and the end a short answer showed), and whether the read is at that end:
-    /// a read that goes on exactly where a short answer ended gets end of file without a GET
-    /// (as S3A's stream, whose connection stays there); a read past that end still asks S3,
-    /// whose answer (416) is the end of file again.
+    /// (its length, and the end a short answer showed); 0 is the end of file. A read that goes
+    /// on exactly where a short answer ended gets 0 without a GET (as S3A's stream, whose
+    /// connection stays there); a read past that end still asks S3, whose answer (416) is the
+    /// end of file again.
     fn readable(&self, position: u64, len: usize) -> usize {
         if position >= self.length {
             return 0;
@@ -904,7 +904,6 @@ impl Reader {
             read_settings = read_settings.with_credentials(c.clone());
         }
         let settings = &read_settings;
-        let opening = Instant::now();
         let config = WriterConfig::resolve(settings, bucket)?;
         let read = ReadConfig::resolve(settings, bucket)?;
         let path = s3::object_path(key)?;
@@ -916,12 +915,15 @@ impl Reader {
         let referer = config.audit_referrer.as_deref().and_then(|r| object_store::HeaderValue::from_str(r).ok());
         // The ETag in either form (S3A's status holds it unquoted on SDK v1, quoted on v2).
         let given_etag = options.etag.as_deref().map(str::trim).filter(|e| !e.is_empty()).map(quoted);
+        // What open waits on the network for (as S3A times a file's open: its HEAD; none: 0).
+        let mut open_us = 0;
         let (length, etag) = match (options.length, &given_etag) {
             (Some(l), Some(e)) => (l, Some(e.clone())),
             // The length of a file status: the first GET's answer gives the ETag.
             (Some(l), None) => (l, None),
             (None, _) => {
                 add(&counters.head_requests, 1);
+                let heading = Instant::now();
                 let head = GetOptions { head: true, ..Default::default() };
                 let found = pool::block_on(
                     rt,
@@ -929,6 +931,7 @@ impl Reader {
                     interrupted,
                     pool::with_referer(referer.clone(), s3::get_object(&store, &path, head, &recorder)),
                 )?;
+                open_us = heading.elapsed().as_micros() as u64;
                 let meta = match found {
                     Ok((meta, _)) => meta,
                     Err(object_store::Error::NotFound { .. }) => {
@@ -1001,7 +1004,7 @@ impl Reader {
             lock(&reader.held).fetches.push(f);
         }
         add(&reader.object.counters.opens, 1);
-        add(&reader.object.counters.open_us, opening.elapsed().as_micros() as u64);
+        add(&reader.object.counters.open_us, open_us);
         Ok(reader)
     }
 
@@ -1178,7 +1181,13 @@ impl Reader {
                 continue;
             }
             add(&o.counters.prefetch_misses, 1);
-            if self.whole(interrupted)?.is_some() {
+            if let Some(f) = self.whole(interrupted)? {
+                // From this buffer itself: a short answer may be in already, and a lookup by
+                // position would then miss it and ask again.
+                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                    0 => break,
+                    n => done += n,
+                }
                 continue;
             }
             let left = (want - done) as u64;
@@ -1203,14 +1212,24 @@ impl Reader {
             };
             // What the caller waits on, in parallel GETs of at most a block each.
             let mut from = at;
+            let mut first = None;
             while from < at + size {
                 let to = (at + size).min(from + o.config.block_size);
                 let f = o.start(from..to, kind, o.lease(to - from, interrupted)?);
+                first.get_or_insert_with(|| f.clone());
                 lock(&self.stream).window.push_back(f);
                 from = to;
             }
             if sequential {
                 self.top_up(&mut lock(&self.stream), at);
+            }
+            // From the first of them itself: a short answer or a 416 may be in already, and a
+            // lookup by position would then miss it and ask again.
+            if let Some(f) = first {
+                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                    0 => break,
+                    n => done += n,
+                }
             }
         }
         add(&o.counters.bytes_read, done as u64);
@@ -1316,7 +1335,11 @@ impl Reader {
                 continue;
             }
             add(&o.counters.prefetch_misses, 1);
-            if self.whole(interrupted)?.is_some() {
+            if let Some(f) = self.whole(interrupted)? {
+                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                    0 => break,
+                    n => done += n,
+                }
                 continue;
             }
             let end = position + want as u64;

@@ -20,7 +20,7 @@
 //! | `stream_read_exceptions` | failed GETs |
 //! | `stream_read_unbuffered` | unbuffer calls |
 //! | `stream_read_active_memory_in_use` (gauge) | bytes held in buffers now |
-//! | `action_file_opened` (duration: count, `.min`, `.max`, `.mean` in ms) | readers opened, the time open took (a HEAD; none: 0) |
+//! | `action_file_opened` (duration: count, `.min`, `.max`, `.mean` in ms) | readers opened, the time open waited on S3 (its HEAD; none: 0) |
 
 use crate::reader::ReadStatistics;
 use crate::s3a_stats::{IoStatistics, MeanStatistic};
