@@ -299,10 +299,14 @@ class NativeReadTest {
         }
     }
 
-    /** openFile with a declared length and no status on {@code fs}, sequential or random. */
+    /**
+     * openFile with a declared length and no status on {@code fs}, sequential or random (as
+     * options: stock S3A 3.3.4 knows neither key and answers the same with its HEAD).
+     */
     private static FSDataInputStream declared(FileSystem fs, Path p, long length, String policy) throws Exception {
-        return fs.openFile(p).must("fs.option.openfile.read.policy", policy)
-                .must("fs.option.openfile.length", Long.toString(length)).build().get();
+        return fs.openFile(p).opt("fs.option.openfile.read.policy", policy)
+                .opt("fs.s3a.experimental.input.fadvise", policy)
+                .opt("fs.option.openfile.length", Long.toString(length)).build().get();
     }
 
     /** A counter of the stream's IOStatistics (-1 when absent). */
@@ -337,7 +341,9 @@ class NativeReadTest {
                 for (int n; (n = in.read(buf)) > 0; ) {
                     got.write(buf, 0, n);
                 }
-                assertArrayEquals(Arrays.copyOf(text, 14), got.toByteArray(), who);
+                // Stock S3A 3.3.4 has no length option (it reads the object's 16 bytes); 3.4+ trust it.
+                boolean knowsLength = mine || org.apache.hadoop.util.VersionInfo.getVersion().compareTo("3.4") >= 0;
+                assertArrayEquals(Arrays.copyOf(text, knowsLength ? 14 : 16), got.toByteArray(), who);
                 if (mine) {
                     assertEquals(0L, counter(in, "s3native.object_head_requests"));
                     assertEquals(1L, counter(in, "stream_read_opened"));
