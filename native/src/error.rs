@@ -42,7 +42,9 @@ pub enum ErrorKind {
     /// this writer's own (see [`crate::s3`]). Nothing was written; the upload is aborted.
     AlreadyExists = 10,
     /// A read asked for bytes past the end of the object as the reader knows it (its length
-    /// from open): a vectored read's range ending past the end. Java's `EOFException`.
+    /// from open): a vectored read's range ending past the end, or, within a declared length
+    /// longer than the object, a range past its real end (S3's 416: code `InvalidRange`).
+    /// Java's `EOFException`.
     EndOfFile = 11,
 }
 

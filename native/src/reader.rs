@@ -6,6 +6,14 @@
 //!   A length without an ETag (a file status that has none, as Spark's) sends no HEAD: the
 //!   first GET to answer gives the ETag the later ones are pinned to (a missing object then
 //!   fails the first read with [`ErrorKind::NotFound`]).
+//! - A length from the caller is trusted, as S3A trusts openFile's declared length: reads stop
+//!   at a shorter one; inside a longer one, S3's answers say where the object really ends. A
+//!   GET answered with fewer bytes than asked ends the read there (no error, no retry), and a
+//!   read that goes on exactly there is at the end of file without a GET (as S3A's stream,
+//!   whose connection stays at the end of its answer); a GET starting at or past the real end
+//!   (S3's 416 `InvalidRange`) is the end of file: 0 bytes for a stream or positioned read, an
+//!   [`ErrorKind::EndOfFile`] range of a vectored read (code `InvalidRange`), and so is a
+//!   vectored range that runs past it. Read-ahead stops where an answer showed the end.
 //! - Every GET carries `If-Match: <etag>`: an object overwritten while it is read fails the
 //!   read with [`ErrorKind::Io`] naming the key and saying it changed since open, with S3's
 //!   code `PreconditionFailed` ([`Error::s3_code`]; S3A's `RemoteFileChangedException`), never
@@ -91,9 +99,10 @@ pub struct ReadOptions {
     /// or a Hadoop read-policy list (see [`policy_by_name_or_list`]).
     #[serde(deserialize_with = "policy_by_name_or_list")]
     pub policy: Option<ReadPolicy>,
-    /// The object's length in bytes, from a file status: open sends no HEAD (without `etag`,
-    /// the first GET's answer gives the ETag). It must be the object's: a longer one fails
-    /// reads past the object's end naming the key.
+    /// The object's length in bytes, from a file status or declared by the caller (openFile's
+    /// `fs.option.openfile.length`): open sends no HEAD (without `etag`, the first GET's answer
+    /// gives the ETag). It is trusted: reads stop at a shorter one; inside a longer one, reads
+    /// past the object's real end get end of file (see the module docs).
     pub length: Option<u64>,
     /// The object's ETag (with or without the double quotes S3 sends). With the length as
     /// well, open sends no HEAD and every GET is pinned to it; without the length, the HEAD
@@ -133,8 +142,12 @@ pub struct ReadStatistics {
     pub vectored_ranges: u64,
     /// Stream reads at another position than the previous one ended at.
     pub seeks: u64,
-    /// HEAD requests (0 when the caller gave length and ETag).
+    /// HEAD requests (0 when the caller gave a length).
     pub head_requests: u64,
+    /// Readers opened (1 for one reader), and the time their opens waited on S3 in all
+    /// (microseconds: the HEAD, if one was sent; 0 without one).
+    pub opens: u64,
+    pub open_us: u64,
     /// GETs by kind: the whole object, the footer region at open, read-ahead blocks,
     /// stream reads outside read-ahead (random), positioned reads, vectored reads.
     pub gets_whole: u64,
@@ -202,6 +215,8 @@ struct Counters {
     vectored_ranges: AtomicU64,
     seeks: AtomicU64,
     head_requests: AtomicU64,
+    opens: AtomicU64,
+    open_us: AtomicU64,
     gets_whole: AtomicU64,
     gets_footer: AtomicU64,
     gets_read_ahead: AtomicU64,
@@ -252,6 +267,8 @@ impl Counters {
             vectored_ranges: l(&self.vectored_ranges),
             seeks: l(&self.seeks),
             head_requests: l(&self.head_requests),
+            opens: l(&self.opens),
+            open_us: l(&self.open_us),
             gets_whole: l(&self.gets_whole),
             gets_footer: l(&self.gets_footer),
             gets_read_ahead: l(&self.gets_read_ahead),
@@ -291,6 +308,9 @@ struct Object {
     etag: std::sync::OnceLock<String>,
     /// Read-ahead stops here: the caller's split end, else the object's length.
     split_end: u64,
+    /// Where a GET's answer showed the object to end, before `length` (a declared length longer
+    /// than the object: S3 answered fewer bytes than asked); `u64::MAX` until then.
+    real_end: AtomicU64,
     referer: Option<object_store::HeaderValue>,
     counters: Arc<Counters>,
     /// The requests on the wire (counted into the process-wide figures).
@@ -300,6 +320,46 @@ struct Object {
 impl Object {
     fn describe(&self) -> String {
         format!("s3://{}/{}", self.bucket, self.key)
+    }
+
+    /// Where the object was seen to end before its length, if a GET's answer showed that.
+    fn known_end(&self) -> Option<u64> {
+        Some(self.real_end.load(Relaxed)).filter(|e| *e != u64::MAX)
+    }
+
+    /// How many of `len` bytes at `position` a read can hand over, as far as the reader knows
+    /// (its length, and the end a short answer showed); 0 is the end of file. A read that goes
+    /// on exactly where a short answer ended gets 0 without a GET (as S3A's stream, whose
+    /// connection stays there); a read past that end still asks S3, whose answer (416) is the
+    /// end of file again.
+    fn readable(&self, position: u64, len: usize) -> usize {
+        if position >= self.length {
+            return 0;
+        }
+        let mut left = self.length - position;
+        if let Some(e) = self.known_end() {
+            if position == e {
+                return 0;
+            }
+            if position < e {
+                left = left.min(e - position);
+            }
+        }
+        len.min(left.min(usize::MAX as u64) as usize)
+    }
+
+    /// The error of a GET starting at or past the object's real end (S3's 416 `InvalidRange`):
+    /// end of file, naming the key and the range.
+    fn past_end(&self, range: &Range<u64>) -> Error {
+        Error::end_of_file(format!(
+            "GetObject {} bytes {}-{}: the object ends before byte {} (416 InvalidRange: requested range not satisfiable; its length at open was {})",
+            self.describe(),
+            range.start,
+            range.end - 1,
+            range.start,
+            self.length
+        ))
+        .with_s3_code("InvalidRange")
     }
 
     /// The ETag pinned, or "" before the first GET answered (opened with a length alone).
@@ -325,6 +385,9 @@ impl Object {
     /// Before the ETag is known (opened with a length and no ETag) GETs go unpinned: the
     /// first answer's ETag is pinned from then on, and an answer with another one is the
     /// same change (in S3A's client mode, the answer's ETag is compared in the same way).
+    /// A range starting at or past the object's real end (S3's 416) is
+    /// [`ErrorKind::EndOfFile`]; an answer shorter than the range (the object ends inside it)
+    /// is the bytes there are, and the reader notes where the object ends.
     async fn get(&self, range: Range<u64>) -> Result<Bytes> {
         let mode = self.config.change_detection;
         let options = GetOptions {
@@ -333,7 +396,11 @@ impl Object {
             ..Default::default()
         };
         let fetched = pool::with_referer(self.referer.clone(), s3::get_object(&self.store, &self.path, options, &self.recorder)).await;
-        if fetched.is_err() {
+        if let Err(e) = &fetched {
+            if invalid_range(e) {
+                // The range starts at or past the object's end: end of file, not a failure.
+                return Err(self.past_end(&range));
+            }
             add(&self.counters.errors, 1);
         }
         let bytes = fetched.map_err(|e| match e {
@@ -362,18 +429,11 @@ impl Object {
             Ok(bytes)
         })?;
         add(&self.counters.bytes_fetched, bytes.len() as u64);
-        if bytes.len() as u64 != range.end - range.start {
-            return Err(Error::new(
-                ErrorKind::Io,
-                format!(
-                    "GetObject {} bytes {}-{} returned {} bytes: the object is shorter than its length {} at open",
-                    self.describe(),
-                    range.start,
-                    range.end - 1,
-                    bytes.len(),
-                    self.length
-                ),
-            ));
+        if (bytes.len() as u64) < range.end - range.start {
+            // S3 answers a range running past the object's end with the bytes up to it: the
+            // object is shorter than its length at open (a declared length the reader trusted).
+            // That is where it ends: the read that wanted more ends there.
+            self.real_end.fetch_min(range.start + bytes.len() as u64, Relaxed);
         }
         Ok(bytes)
     }
@@ -385,10 +445,18 @@ impl Object {
         let r = range.clone();
         let got = Arc::new(AtomicU64::new(0));
         let arrived = got.clone();
+        let end = Arc::new(AtomicU64::new(range.end));
+        let ends = end.clone();
         let task = self.rt.spawn(async move {
+            let start = r.start;
             let out = me.get(r).await;
-            if let Ok(b) = &out {
-                arrived.store(b.len() as u64, Relaxed);
+            match &out {
+                Ok(b) => {
+                    arrived.store(b.len() as u64, Relaxed);
+                    ends.store(start + b.len() as u64, Relaxed);
+                }
+                Err(e) if e.kind() == ErrorKind::EndOfFile => ends.store(start, Relaxed),
+                Err(_) => {}
             }
             out
         });
@@ -399,7 +467,7 @@ impl Object {
         }
         .boxed()
         .shared();
-        Fetch(Arc::new(FetchInner { range, kind, fut, abort, got, used: AtomicU64::new(0), counters: self.counters.clone(), _lease: lease }))
+        Fetch(Arc::new(FetchInner { range, kind, fut, abort, got, end, used: AtomicU64::new(0), counters: self.counters.clone(), _lease: lease }))
     }
 
     /// Bytes for the caller to wait on, from the budget (see [`pool::MemoryBudget::read`]).
@@ -432,6 +500,9 @@ struct FetchInner {
     abort: tokio::task::AbortHandle,
     /// Bytes its GET brought (0 until it answered), whether or not anyone waited for them.
     got: Arc<AtomicU64>,
+    /// Where its bytes end: `range.end` until it answered, then the end of what came (a short
+    /// answer: the object ends there; a 416: `range.start`).
+    end: Arc<AtomicU64>,
     /// Bytes handed to callers from it (may count a byte twice).
     used: AtomicU64,
     counters: Arc<Counters>,
@@ -449,8 +520,10 @@ impl Drop for FetchInner {
 }
 
 impl Fetch {
+    /// True when its bytes (those asked while in flight, those that came once answered)
+    /// include `position`.
     fn covers(&self, position: u64) -> bool {
-        self.0.range.contains(&position)
+        self.0.range.start <= position && position < self.0.end.load(Relaxed)
     }
 
     fn held(&self) -> u64 {
@@ -458,7 +531,7 @@ impl Fetch {
     }
 
     /// Hand up to `max` of its bytes from `position` to `dest` at offset `at`, waiting for
-    /// the GET; returns how many (as many as it has).
+    /// the GET; returns how many (as many as it has: 0 when the object ended before `position`).
     fn copy(&self, object: &Object, position: u64, dest: &mut Dest<'_>, at: usize, max: usize, interrupted: &dyn Fn() -> bool) -> Result<usize> {
         let bytes = match self.0.fut.peek() {
             Some(out) => out.clone()?,
@@ -471,6 +544,10 @@ impl Fetch {
             }
         };
         let from = (position - self.0.range.start) as usize;
+        if from >= bytes.len() {
+            // A short answer: the object ends before `position`.
+            return Ok(0);
+        }
         let n = max.min(bytes.len() - from);
         dest.put(at, &bytes[from..from + n])?;
         add(&self.0.used, n as u64);
@@ -784,6 +861,12 @@ fn columnar_key(key: &str) -> bool {
     k.ends_with(".parquet") || k.ends_with(".orc")
 }
 
+/// True for S3's answer to a GET whose range starts at or past the object's end: 416 with the
+/// code `InvalidRange`.
+fn invalid_range(e: &object_store::Error) -> bool {
+    crate::error::s3_code_of(e).as_deref() == Some("InvalidRange") || e.to_string().contains("416 Range Not Satisfiable")
+}
+
 /// `etag` as S3 sends it, in double quotes (a weak `W/"..."` one as it is): the reader accepts
 /// an ETag in either form and keeps this one.
 fn quoted(etag: &str) -> String {
@@ -832,12 +915,15 @@ impl Reader {
         let referer = config.audit_referrer.as_deref().and_then(|r| object_store::HeaderValue::from_str(r).ok());
         // The ETag in either form (S3A's status holds it unquoted on SDK v1, quoted on v2).
         let given_etag = options.etag.as_deref().map(str::trim).filter(|e| !e.is_empty()).map(quoted);
+        // What open waits on the network for (as S3A times a file's open: its HEAD; none: 0).
+        let mut open_us = 0;
         let (length, etag) = match (options.length, &given_etag) {
             (Some(l), Some(e)) => (l, Some(e.clone())),
             // The length of a file status: the first GET's answer gives the ETag.
             (Some(l), None) => (l, None),
             (None, _) => {
                 add(&counters.head_requests, 1);
+                let heading = Instant::now();
                 let head = GetOptions { head: true, ..Default::default() };
                 let found = pool::block_on(
                     rt,
@@ -845,6 +931,7 @@ impl Reader {
                     interrupted,
                     pool::with_referer(referer.clone(), s3::get_object(&store, &path, head, &recorder)),
                 )?;
+                open_us = heading.elapsed().as_micros() as u64;
                 let meta = match found {
                     Ok((meta, _)) => meta,
                     Err(object_store::Error::NotFound { .. }) => {
@@ -879,6 +966,7 @@ impl Reader {
             length,
             etag: etag.map(std::sync::OnceLock::from).unwrap_or_default(),
             split_end: options.split_end.map_or(length, |e| e.min(length)),
+            real_end: AtomicU64::new(u64::MAX),
             referer,
             counters,
             recorder,
@@ -915,6 +1003,8 @@ impl Reader {
             let f = reader.object.start(start..length, GetKind::Footer, lease);
             lock(&reader.held).fetches.push(f);
         }
+        add(&reader.object.counters.opens, 1);
+        add(&reader.object.counters.open_us, open_us);
         Ok(reader)
     }
 
@@ -1000,14 +1090,31 @@ impl Reader {
         self.stream_read(position, &mut Dest::Sink(sink), len, interrupted)
     }
 
+    /// Hand bytes of `f` from `at` to `dest` ([`Fetch::copy`]); 0 when the object ends before
+    /// `at` (a short answer, or S3's 416: the end of file, and that buffer is let go). A failed
+    /// GET's buffer is let go too ([`Reader::forget`]).
+    fn take(&self, f: &Fetch, at: u64, dest: &mut Dest<'_>, offset: usize, max: usize, interrupted: &dyn Fn() -> bool) -> Result<usize> {
+        match f.copy(&self.object, at, dest, offset, max, interrupted) {
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == ErrorKind::EndOfFile => {
+                self.forget(f, &e);
+                Ok(0)
+            }
+            Err(e) => {
+                self.forget(f, &e);
+                Err(e)
+            }
+        }
+    }
+
     /// The stream read of [`Reader::read_with`] and [`Reader::read_to`].
     fn stream_read(&mut self, position: u64, dest: &mut Dest<'_>, len: usize, interrupted: &dyn Fn() -> bool) -> Result<usize> {
         let o = self.object.clone();
         add(&o.counters.read_operations, 1);
-        if position >= o.length || len == 0 {
+        let want = o.readable(position, len);
+        if want == 0 {
             return Ok(0);
         }
-        let want = len.min((o.length - position).min(usize::MAX as u64) as usize);
         let always = matches!(self.policy, ReadPolicy::Sequential | ReadPolicy::WholeFile);
         {
             let mut st = lock(&self.stream);
@@ -1039,8 +1146,15 @@ impl Reader {
         let mut done = 0;
         while done < want {
             let at = position + done as u64;
+            if done > 0 && o.known_end() == Some(at) {
+                // An answer of this read showed the object ends here.
+                break;
+            }
             if let Some(f) = self.held_at(at) {
-                done += f.copy(&o, at, dest, done, want - done, interrupted).inspect_err(|e| self.forget(&f, e))?;
+                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                    0 => break,
+                    n => done += n,
+                }
                 continue;
             }
             let in_window = {
@@ -1060,11 +1174,20 @@ impl Reader {
                 }
             };
             if let Some(f) = in_window {
-                done += f.copy(&o, at, dest, done, want - done, interrupted).inspect_err(|e| self.forget(&f, e))?;
+                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                    0 => break,
+                    n => done += n,
+                }
                 continue;
             }
             add(&o.counters.prefetch_misses, 1);
-            if self.whole(interrupted)?.is_some() {
+            if let Some(f) = self.whole(interrupted)? {
+                // From this buffer itself: a short answer may be in already, and a lookup by
+                // position would then miss it and ask again.
+                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                    0 => break,
+                    n => done += n,
+                }
                 continue;
             }
             let left = (want - done) as u64;
@@ -1089,14 +1212,24 @@ impl Reader {
             };
             // What the caller waits on, in parallel GETs of at most a block each.
             let mut from = at;
+            let mut first = None;
             while from < at + size {
                 let to = (at + size).min(from + o.config.block_size);
                 let f = o.start(from..to, kind, o.lease(to - from, interrupted)?);
+                first.get_or_insert_with(|| f.clone());
                 lock(&self.stream).window.push_back(f);
                 from = to;
             }
             if sequential {
                 self.top_up(&mut lock(&self.stream), at);
+            }
+            // From the first of them itself: a short answer or a 416 may be in already, and a
+            // lookup by position would then miss it and ask again.
+            if let Some(f) = first {
+                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                    0 => break,
+                    n => done += n,
+                }
             }
         }
         add(&o.counters.bytes_read, done as u64);
@@ -1142,7 +1275,8 @@ impl Reader {
     /// the budget has the bytes free.
     fn top_up(&self, st: &mut Stream, at: u64) {
         let o = &self.object;
-        let limit = self.ahead_end();
+        // Not past where an answer showed the object to end (a declared length too long).
+        let limit = self.ahead_end().min(o.known_end().unwrap_or(u64::MAX));
         let Some(mut next) = st.window.back().map(|f| f.0.range.end) else { return };
         while next < limit && next.saturating_sub(at) < st.ahead {
             if let Some(h) = self.held_at(next) {
@@ -1182,25 +1316,38 @@ impl Reader {
     fn positioned_read(&self, position: u64, dest: &mut Dest<'_>, len: usize, interrupted: &dyn Fn() -> bool) -> Result<usize> {
         let o = &self.object;
         add(&o.counters.pread_operations, 1);
-        if position >= o.length || len == 0 {
+        let want = o.readable(position, len);
+        if want == 0 {
             return Ok(0);
         }
-        let want = len.min((o.length - position).min(usize::MAX as u64) as usize);
         let mut done = 0;
         while done < want {
             let at = position + done as u64;
+            if done > 0 && o.known_end() == Some(at) {
+                break;
+            }
             let found = self.held_at(at).or_else(|| lock(&self.stream).window.iter().find(|f| f.covers(at)).cloned());
             if let Some(f) = found {
-                done += f.copy(o, at, dest, done, want - done, interrupted).inspect_err(|e| self.forget(&f, e))?;
+                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                    0 => break,
+                    n => done += n,
+                }
                 continue;
             }
             add(&o.counters.prefetch_misses, 1);
-            if self.whole(interrupted)?.is_some() {
+            if let Some(f) = self.whole(interrupted)? {
+                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                    0 => break,
+                    n => done += n,
+                }
                 continue;
             }
             let end = position + want as u64;
             let f = o.start(at..end, GetKind::Pread, o.lease(end - at, interrupted)?);
-            done += f.copy(o, at, dest, done, want - done, interrupted)?;
+            match self.take(&f, at, dest, done, want - done, interrupted)? {
+                0 => break,
+                n => done += n,
+            }
         }
         add(&o.counters.bytes_read, done as u64);
         Ok(done)
@@ -1211,7 +1358,9 @@ impl Reader {
     /// Errors, before any GET and naming the range and the object: [`ErrorKind::EndOfFile`]
     /// for a range ending past the object's length (as S3A's readVectored, which validates
     /// against the file's length and throws EOFException at the call);
-    /// [`ErrorKind::InvalidArgument`] for a reversed one.
+    /// [`ErrorKind::InvalidArgument`] for a reversed one. Within a declared length longer than
+    /// the object, a range past the real end is delivered as [`ErrorKind::EndOfFile`] (S3's
+    /// 416 for one starting there, with the code `InvalidRange`).
     pub fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<VectoredRead> {
         self.read_ranges_with(ranges, &|| false)
     }
@@ -1346,6 +1495,10 @@ async fn vectored(
         let mut failed = None;
         for f in &fs {
             match f.0.fut.clone().await {
+                Ok(b) if r.end.min(f.0.range.end) - f.0.range.start > b.len() as u64 => {
+                    failed = Some(short_range(&o, i, &r, f.0.range.start + b.len() as u64));
+                    break;
+                }
                 Ok(b) => {
                     let from = r.start.max(f.0.range.start) - f.0.range.start;
                     let to = r.end.min(f.0.range.end) - f.0.range.start;
@@ -1405,6 +1558,15 @@ async fn vectored(
                 continue;
             }
             pending.swap_remove(k);
+            // A GET answered short: the object ends inside this range.
+            if let Some(end) = cover.clone().find_map(|g| {
+                let (range, b) = (&p.gets[g], got[g].as_ref().expect("checked above"));
+                let ends = range.start + b.len() as u64;
+                (ends < r.end.min(range.end)).then_some(ends)
+            }) {
+                let _ = tx.send((i, Err(short_range(&o, i, &r, end))));
+                return;
+            }
             used += r.end - r.start;
             let piece = |g: usize| -> Bytes {
                 let (range, b) = (&p.gets[g], got[g].as_ref().expect("checked above"));
@@ -1436,6 +1598,22 @@ async fn vectored(
             }
         }
     }
+}
+
+/// The error of vectored range `i` (`r`) that runs past where the object ends (`end`, before the
+/// length the reader was opened with): end of file, as S3A's readVectored fails such a range.
+/// A range starting at or past that end is what S3 answers 416 to (code `InvalidRange`), also
+/// when the bytes came from a buffer the reader held (the whole object, a coalesced GET).
+fn short_range(o: &Object, i: usize, r: &Range<u64>, end: u64) -> Error {
+    let what = format!("range {i} ({}..{}) of a vectored read of {}", r.start, r.end, o.describe());
+    if r.start >= end {
+        return Error::end_of_file(format!(
+            "{what} starts past the end of the object at byte {end} (416 InvalidRange: requested range not satisfiable; its length at open was {})",
+            o.length
+        ))
+        .with_s3_code("InvalidRange");
+    }
+    Error::end_of_file(format!("{what} runs past the end of the object: it ends at byte {end} (its length at open was {})", o.length))
 }
 
 impl Drop for Reader {

@@ -471,6 +471,11 @@ impl FaultProxy {
         self.control("POST", "/__fault/rules", &[], &rule.to_string());
     }
 
+    /// Forget the requests logged so far.
+    pub fn clear_log(&self) {
+        self.control("DELETE", "/__fault/log", &[], "");
+    }
+
     /// Remove every rule.
     pub fn clear_rules(&self) {
         self.control("DELETE", "/__fault/rules", &[], "");

@@ -91,7 +91,9 @@ final class Native {
             case ALREADY_EXISTS:
                 return new FileAlreadyExistsException(null, null, message);
             case END_OF_FILE:
-                return new EOFException(message);
+                // S3's 416 to a GET starting at or past the object's end (a declared length longer
+                // than the object), or a read past the length the reader knows.
+                return "InvalidRange".equals(s3Code) ? new RangeNotSatisfiableException(message) : new EOFException(message);
             default:
                 // A read of an object changed since open (native/src/reader.rs).
                 return ObjectChangedException.PRECONDITION_FAILED.equals(s3Code) ? new ObjectChangedException(message)

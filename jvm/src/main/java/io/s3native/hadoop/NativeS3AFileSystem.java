@@ -565,15 +565,16 @@ public class NativeS3AFileSystem extends S3AFileSystem {
             try {
                 // The length of a status is the object's: no HEAD. Its ETag, where it has one (quoted
                 // or not: the native reader takes both forms), pins every GET; a status without one
-                // (Spark's) leaves the native reader to pin the ETag of the first GET's answer. A
-                // length option alone is a hint S3A trusts even when absurd (Hadoop's contract tests
-                // pass 4.32e61 for a 512-byte file); the native reader HEADs for both then.
+                // (Spark's) leaves the native reader to pin the ETag of the first GET's answer.
+                // Without a status, the length option is trusted as S3A trusts it (no HEAD, the
+                // first GET's ETag pinned): reads stop at a shorter one, and inside a longer one a
+                // read past the object's real end gets end of file from S3's answer.
                 String etag = status instanceof org.apache.hadoop.fs.EtagSource
                         ? ((org.apache.hadoop.fs.EtagSource) status).getEtag() : null;
                 if (etag != null && etag.isEmpty()) {
                     etag = null;
                 }
-                long length = status != null ? status.getLen() : -1;
+                long length = status != null ? status.getLen() : declaredLength(options);
                 result.complete(openNative(path, policy, length, etag, splitEnd(options)));
                 return result;
             } catch (UnsupportedSettingException e) {
@@ -585,6 +586,18 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         }
         fallingBackRead(reason, path);
         return super.openFileWithOptions(rawPath, parameters);
+    }
+
+    /**
+     * {@code fs.option.openfile.length}, or -1 (the native reader HEADs) when unset, negative or
+     * not a whole number.
+     */
+    private static long declaredLength(Configuration options) {
+        try {
+            return Math.max(-1, options.getLong(OPT_LENGTH, -1));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     /** {@code fs.option.openfile.split.end}, or -1 when unset, negative or not a number (as S3A: an unusable hint is none). */

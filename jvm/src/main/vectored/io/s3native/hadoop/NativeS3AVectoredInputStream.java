@@ -1,5 +1,6 @@
 package io.s3native.hadoop;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
@@ -11,12 +12,15 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.IntFunction;
 
+import org.apache.hadoop.fs.FSExceptionMessages;
 import org.apache.hadoop.fs.FileRange;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.VectoredReadUtils;
+import org.apache.hadoop.fs.s3a.RangeNotSatisfiableEOFException;
 import org.apache.hadoop.fs.statistics.IOStatisticsAggregator;
 
 import io.s3native.ObjectChangedException;
+import io.s3native.RangeNotSatisfiableException;
 import io.s3native.S3NativeInputStream;
 
 /**
@@ -102,12 +106,32 @@ final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
                 // interrupt flag, which must not reach the next read it delivers.
                 Thread.interrupted();
             }
-            // An object changed since open: S3A's exception, as for the other reads.
-            Throwable failure = e instanceof ObjectChangedException ? changed((ObjectChangedException) e, "readVectored") : e;
+            Throwable failure = failure(e);
             for (CompletableFuture<ByteBuffer> f : futures) {
                 f.completeExceptionally(failure);
             }
         }
+    }
+
+    /**
+     * A range's failure as S3A's readVectored reports it: an object changed since open is S3A's
+     * RemoteFileChangedException; a range starting at or past the object's real end (inside a
+     * declared length longer than the object: S3's 416) is S3A's RangeNotSatisfiableEOFException;
+     * a range that runs past the real end is an EOFException in readFully's words.
+     */
+    private Throwable failure(Throwable e) {
+        if (e instanceof ObjectChangedException) {
+            return changed((ObjectChangedException) e, "readVectored");
+        }
+        if (e instanceof RangeNotSatisfiableException) {
+            return new RangeNotSatisfiableEOFException(e.getMessage(), null);
+        }
+        if (e instanceof EOFException) {
+            EOFException eof = new EOFException(FSExceptionMessages.EOF_IN_READ_FULLY + ": " + e.getMessage());
+            eof.initCause(e);
+            return eof;
+        }
+        return e;
     }
 
     @Override

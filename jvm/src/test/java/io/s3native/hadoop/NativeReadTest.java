@@ -299,6 +299,93 @@ class NativeReadTest {
         }
     }
 
+    /**
+     * openFile with a declared length and no status on {@code fs}, sequential or random (as
+     * options: stock S3A 3.3.4 knows neither key and answers the same with its HEAD).
+     */
+    private static FSDataInputStream declared(FileSystem fs, Path p, long length, String policy) throws Exception {
+        return fs.openFile(p).opt("fs.option.openfile.read.policy", policy)
+                .opt("fs.s3a.experimental.input.fadvise", policy)
+                .opt("fs.option.openfile.length", Long.toString(length)).build().get();
+    }
+
+    /** A counter of the stream's IOStatistics (-1 when absent). */
+    private static long counter(FSDataInputStream in, String name) {
+        return ((NativeS3AInputStream) in.getWrappedStream()).getIOStatistics().counters().getOrDefault(name, -1L);
+    }
+
+    /**
+     * openFile's length option without a status is trusted, as S3A trusts it (ITestS3AOpenCost):
+     * no HEAD; reads stop at a shorter length; inside a longer one, readFully fails with
+     * EOFException after one GET, a read further past the real end asks S3 and returns -1, and
+     * each read past the real end of a fresh stream does the same. The stream's IOStatistics
+     * count the open (action_file_opened, 0 ms without a HEAD). Stock S3A answers alike.
+     */
+    @Test
+    void aDeclaredLengthWithoutAStatusIsTrustedAsS3ATrustsIt() throws Exception {
+        Path p = new Path("/sixteen");
+        byte[] text = "0123456789ABCDEF".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        put(stock, p, text);
+        for (FileSystem fs : List.of(stock, ours)) {
+            String who = fs.getClass().getName();
+            boolean mine = fs == ours;
+            try (FSDataInputStream in = declared(fs, p, 14, "sequential")) {
+                if (mine) {
+                    IOStatistics s = ((NativeS3AInputStream) in.getWrappedStream()).getIOStatistics();
+                    assertEquals(1L, s.counters().get("action_file_opened"), s.toString());
+                    assertEquals(0L, s.minimums().get("action_file_opened.min"), s.toString());
+                    assertEquals(0L, s.maximums().get("action_file_opened.max"), s.toString());
+                }
+                ByteArrayOutputStream got = new ByteArrayOutputStream();
+                byte[] buf = new byte[5];
+                for (int n; (n = in.read(buf)) > 0; ) {
+                    got.write(buf, 0, n);
+                }
+                // Stock S3A 3.3.4 has no length option (it reads the object's 16 bytes); 3.4+ trust it.
+                boolean knowsLength = mine || org.apache.hadoop.util.VersionInfo.getVersion().compareTo("3.4") >= 0;
+                assertArrayEquals(Arrays.copyOf(text, knowsLength ? 14 : 16), got.toByteArray(), who);
+                if (mine) {
+                    assertEquals(0L, counter(in, "s3native.object_head_requests"));
+                    assertEquals(1L, counter(in, "stream_read_opened"));
+                }
+            }
+            try (FSDataInputStream in = declared(fs, p, 26, "sequential")) {
+                byte[] out = new byte[26];
+                assertThrows(EOFException.class, () -> in.readFully(0, out), who);
+                assertArrayEquals(text, Arrays.copyOf(out, 16), who);
+                in.seek(25);
+                assertEquals(-1, in.read(), who);
+                if (mine) {
+                    assertEquals(2L, counter(in, "stream_read_opened"), "the readFully's GET and the read's");
+                    assertEquals(0L, counter(in, "s3native.object_head_requests"));
+                }
+            }
+            try (FSDataInputStream in = declared(fs, p, 26, "sequential")) {
+                assertThrows(EOFException.class, () -> in.readFully(16, new byte[10]), who);
+                if (mine) {
+                    assertEquals(1L, counter(in, "stream_read_opened"));
+                }
+            }
+            try (FSDataInputStream in = declared(fs, p, 26, "random")) {
+                for (int i = 16; i < 26; i++) {
+                    in.seek(i);
+                    assertEquals(-1, in.read(), who + " at " + i);
+                }
+                if (mine) {
+                    assertEquals(10L, counter(in, "action_http_get_request"), "a GET per read past the real end");
+                }
+            }
+            try (FSDataInputStream in = declared(fs, p, 26, "random")) {
+                byte[] buf = new byte[27];
+                assertEquals(16, in.read(0, buf, 0, buf.length), who);
+                assertEquals(-1, in.read(16, buf, 0, buf.length), who);
+                if (mine) {
+                    assertEquals(1L, counter(in, "action_http_get_request"), "no GET where the short answer ended");
+                }
+            }
+        }
+    }
+
     @Test
     void aDirectoryStatusFailsInBuildAsStock() throws Exception {
         Path p = new Path("/small.parquet");

@@ -100,6 +100,57 @@ class NativeVectoredReadTest {
     }
 
     /**
+     * Inside a declared length longer than the object (openFile's length option, no status), a
+     * range starting past the object's real end fails its future with S3A's
+     * RangeNotSatisfiableEOFException (S3's 416), one running past it with an EOFException (the
+     * native one in readFully's words), on both filesystems; a range past the declared length
+     * fails the call.
+     */
+    @Test
+    void rangesPastTheRealEndInsideADeclaredLengthFailTheirFuturesAsStock() throws Exception {
+        String bucket = HadoopS3.newBucket("vectored-declen");
+        Configuration stockConf = HadoopS3.conf(false);
+        stockConf.set("fs.s3a.input.stream.type", "classic");
+        Configuration nativeConf = HadoopS3.conf(true);
+        nativeConf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
+        int len = 64 * 1024;
+        long declared = len + 1024;
+        byte[] data = HadoopS3.data(len, 6);
+        Path p = new Path("/declen.bin");
+        try (FileSystem stock = HadoopS3.fs(bucket, stockConf); FileSystem ours = HadoopS3.fs(bucket, nativeConf)) {
+            try (FSDataOutputStream out = stock.create(p, true)) {
+                out.write(data);
+            }
+            for (FileSystem fs : List.of(stock, ours)) {
+                String who = fs.getClass().getName();
+                try (FSDataInputStream in = fs.openFile(p).must("fs.option.openfile.length", Long.toString(declared)).build().get()) {
+                    List<FileRange> past = List.of(FileRange.createFileRange(len, 100));
+                    in.readVectored(past, ByteBuffer::allocate);
+                    ExecutionException e = assertThrows(ExecutionException.class, () -> past.get(0).getData().get(60, TimeUnit.SECONDS), who);
+                    assertTrue(e.getCause() instanceof org.apache.hadoop.fs.s3a.RangeNotSatisfiableEOFException, who + ": " + e.getCause());
+                    assertTrue(e.getCause().getMessage().contains("416"), who + ": " + e.getCause().getMessage());
+
+                    List<FileRange> across = List.of(FileRange.createFileRange(0, (int) declared));
+                    in.readVectored(across, ByteBuffer::allocate);
+                    e = assertThrows(ExecutionException.class, () -> across.get(0).getData().get(60, TimeUnit.SECONDS), who);
+                    assertTrue(e.getCause() instanceof EOFException, who + ": " + e.getCause());
+                    if (fs == ours) {
+                        // readFully's words (as the contract test of later lines expects), the key named.
+                        String m = e.getCause().getMessage();
+                        assertTrue(m.contains(org.apache.hadoop.fs.FSExceptionMessages.EOF_IN_READ_FULLY) && m.contains("declen.bin"), m);
+                    }
+
+                    List<FileRange> beyond = List.of(FileRange.createFileRange(declared, 1));
+                    assertThrows(EOFException.class, () -> in.readVectored(beyond, ByteBuffer::allocate), who);
+
+                    List<FileRange> good = List.of(FileRange.createFileRange(len - 10, 10));
+                    assertArrayEquals(java.util.Arrays.copyOfRange(data, len - 10, len), read(in, good, ByteBuffer::allocate).get(0), who);
+                }
+            }
+        }
+    }
+
+    /**
      * A range past the end (one starting at the end, one ending a byte past it) makes
      * readVectored itself throw EOFException on both filesystems, before any range gets a
      * future; the stream stays usable for ranges inside the object.

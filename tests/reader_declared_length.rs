@@ -1,0 +1,194 @@
+//! A length declared by the caller without an ETag (openFile's `fs.option.openfile.length`
+//! without a status) is trusted as S3A trusts it: no HEAD; reads stop at a shorter one; inside
+//! a longer one, S3's answers say where the object really ends (a short 206: the end of that
+//! read; a 416 for a GET starting past it: end of file), never an error, a retry loop or a
+//! read-ahead that spins. Against the local S3 server behind the counting proxy.
+
+mod common;
+
+use common::{assert_same_bytes, data, FaultProxy, TestBucket};
+use s3native::{ErrorKind, Mode, ReadOptions, ReadPolicy, Reader, Settings, Writer};
+
+const MIB: usize = 1 << 20;
+
+fn put(settings: &Settings, bucket: &TestBucket, key: &str, bytes: &[u8]) {
+    let mut w = Writer::open(&bucket.bucket, key, Mode::Publish, settings).expect("open writer");
+    w.write(bytes).expect("write");
+    w.close().expect("close");
+}
+
+const BUDGET: &str = "256M";
+
+fn direct(b: &TestBucket) -> Settings {
+    b.settings().with("fs.s3a.native.memory.budget", BUDGET)
+}
+
+fn proxied(b: &TestBucket) -> Settings {
+    b.proxied_settings()
+        .with("fs.s3a.native.memory.budget", BUDGET)
+        .with("fs.s3a.native.read.small.object.size", "1M")
+        .with("fs.s3a.native.read.block.size", "1M")
+        .with("fs.s3a.native.read.ahead.max.size", "4M")
+        .with("fs.s3a.native.read.footer.size", "256K")
+}
+
+fn declared(length: usize, policy: ReadPolicy) -> ReadOptions {
+    ReadOptions { length: Some(length as u64), policy: Some(policy), ..Default::default() }
+}
+
+/// (GETs, of which answered 416, HEADs) the proxy forwarded for `key`.
+fn wire(proxy: &FaultProxy, key: &str) -> (usize, usize, usize) {
+    let log = proxy.log_for(key);
+    let gets: Vec<_> = log.iter().filter(|e| e.method == "GET").collect();
+    let past = gets.iter().filter(|e| e.status == Some(416)).count();
+    (gets.len(), past, log.iter().filter(|e| e.method == "HEAD").count())
+}
+
+fn read_all(r: &mut Reader, chunk: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; chunk];
+    loop {
+        let n = r.read(out.len() as u64, &mut buf).expect("read");
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+}
+
+#[test]
+fn a_declared_shorter_length_ends_the_reads_there_without_a_head() {
+    require_server!();
+    let b = TestBucket::new("declen-short");
+    let key = b.key("short.bin");
+    let bytes = data(1, 1000);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    for policy in [ReadPolicy::Sequential, ReadPolicy::Random, ReadPolicy::Adaptive] {
+        let mut r = Reader::open(&b.bucket, &key, &proxied(&b), declared(990, policy)).expect("open");
+        assert_eq!(r.length(), 990);
+        assert_same_bytes(&read_all(&mut r, 300), &bytes[..990], "stream reads up to the declared length");
+        let mut buf = [0u8; 20];
+        assert_eq!(r.read_at(985, &mut buf).unwrap(), 5, "a pread stops at the declared length");
+        let s = r.statistics();
+        assert_eq!((s.head_requests, s.opens, s.errors), (0, 1, 0), "{policy:?}: {s:?}");
+        assert!(!r.etag().is_empty(), "the first GET's ETag is pinned");
+    }
+    let (_, past, heads) = wire(&proxy, &key);
+    assert_eq!((past, heads), (0, 0));
+}
+
+#[test]
+fn inside_a_longer_declared_length_a_short_answer_ends_the_read_and_a_get_past_the_end_is_eof() {
+    require_server!();
+    let b = TestBucket::new("declen-long");
+    let key = b.key("long.bin");
+    let bytes = data(2, 1000);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+
+    // As S3A's readFully and read() past the real end: one GET for the pread (a short 206),
+    // none for the pread that goes on where it ended, a GET (416) for a read further on.
+    let r = Reader::open(&b.bucket, &key, &proxied(&b), declared(1010, ReadPolicy::Sequential)).expect("open");
+    let mut buf = vec![0u8; 1010];
+    assert_eq!(r.read_at(0, &mut buf).unwrap(), 1000, "the bytes there are");
+    assert_same_bytes(&buf[..1000], &bytes, "pread");
+    assert_eq!(r.read_at(1000, &mut buf).unwrap(), 0, "end of file where the short answer ended");
+    assert_eq!(wire(&proxy, &key), (1, 0, 0), "one GET, no HEAD");
+    let mut r = r;
+    assert_eq!(r.read(1005, &mut buf[..1]).unwrap(), 0, "past the real end: end of file");
+    assert_eq!(wire(&proxy, &key), (2, 1, 0), "the read past the real end asked S3 (416)");
+    assert_eq!(r.length(), 1010, "the declared length stays the stream's");
+    let s = r.statistics();
+    assert_eq!(s.errors, 0, "a 416 is end of file, not a failure: {s:?}");
+    drop(r);
+
+    // Reads past the real end of a fresh reader: each asks S3 and each gets end of file.
+    proxy.clear_log();
+    let mut r = Reader::open(&b.bucket, &key, &proxied(&b), declared(1010, ReadPolicy::Random)).expect("open");
+    for p in 1000..1010u64 {
+        assert_eq!(r.read(p, &mut buf[..1]).unwrap(), 0, "read at {p}");
+    }
+    assert_eq!(wire(&proxy, &key), (10, 10, 0));
+    // Stream reads from the start end with the object, in any chunk size.
+    assert_same_bytes(&read_all(&mut r, 64), &bytes, "stream reads to the real end");
+    drop(r);
+    let mut r = Reader::open(&b.bucket, &key, &proxied(&b), declared(1010, ReadPolicy::Adaptive)).expect("open");
+    assert_same_bytes(&read_all(&mut r, 333), &bytes, "adaptive stream reads to the real end");
+}
+
+#[test]
+fn read_ahead_and_the_footer_against_a_far_too_long_declared_length_end_with_the_object() {
+    require_server!();
+    let b = TestBucket::new("declen-ahead");
+    let key = b.key("ahead.parquet");
+    let bytes = data(3, 3 * MIB + 5);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let huge = 64 * MIB;
+    // Sequential read-ahead of 1 MiB blocks, up to 4 MiB ahead: it stops where the object ends.
+    let mut r = Reader::open(&b.bucket, &key, &proxied(&b), declared(huge, ReadPolicy::Sequential)).expect("open");
+    let started = std::time::Instant::now();
+    assert_same_bytes(&read_all(&mut r, 256 * 1024), &bytes, "sequential");
+    assert_eq!(r.read(huge as u64 - 1, &mut [0u8; 1]).unwrap(), 0);
+    let s = r.statistics();
+    assert!(s.gets_read_ahead <= 8, "read-ahead stopped near the real end: {s:?}");
+    assert_eq!(s.errors, 0, "{s:?}");
+    drop(r);
+    // A columnar read's footer GET lies past the object's end (416): its reads still get the
+    // object's bytes, and end of file at the footer.
+    let mut r = Reader::open(&b.bucket, &key, &proxied(&b), declared(huge, ReadPolicy::Columnar)).expect("open");
+    let mut buf = vec![0u8; 8];
+    assert_eq!(r.read(huge as u64 - 8, &mut buf).unwrap(), 0, "the footer is past the real end");
+    assert_eq!(r.read_at(100, &mut buf).unwrap(), 8);
+    assert_eq!(&buf[..], &bytes[100..108]);
+    assert_same_bytes(&read_all(&mut r, MIB), &bytes, "columnar");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    drop(r);
+    let (_, _, heads) = wire(&proxy, &key);
+    assert_eq!(heads, 0);
+}
+
+#[test]
+fn vectored_ranges_past_the_real_end_fail_and_past_the_declared_length_fail_at_the_call() {
+    require_server!();
+    let b = TestBucket::new("declen-vec");
+    let key = b.key("vec.bin");
+    let bytes = data(4, 1000);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let r = Reader::open(&b.bucket, &key, &proxied(&b), declared(1010, ReadPolicy::Random)).expect("open");
+
+    let e = r.read_ranges(&[1010..1011]).err().expect("past the declared length");
+    assert_eq!(e.kind(), ErrorKind::EndOfFile, "{e}");
+    assert_eq!(wire(&proxy, &key).0, 0, "no GET for a range past the declared length");
+
+    // Starting past the real end: S3's 416, end of file naming the key.
+    let e = r.read_ranges(&[1000..1010]).unwrap().next().unwrap().expect_err("416");
+    assert_eq!((e.kind(), e.s3_code()), (ErrorKind::EndOfFile, Some("InvalidRange")), "{e}");
+    assert!(e.message().contains(&key) && e.message().contains("416"), "{e}");
+
+    // Running past the real end: the short answer fails the range.
+    let e = r.read_ranges(&[0..1010]).unwrap().next().unwrap().expect_err("short");
+    assert_eq!(e.kind(), ErrorKind::EndOfFile, "{e}");
+    assert!(e.message().contains(&key) && e.message().contains("past the end"), "{e}");
+
+    // Ranges inside the real end still read.
+    let got: Vec<_> = r.read_ranges(&[0..10, 990..1000]).unwrap().map(|x| x.unwrap()).collect();
+    assert_eq!(got.len(), 2);
+    for (i, b2) in got {
+        let want = if i == 0 { &bytes[0..10] } else { &bytes[990..1000] };
+        assert_eq!(&b2[..], want);
+    }
+    assert_eq!(wire(&proxy, &key), (3, 1, 0));
+
+    // A small object fetched whole (the adaptive policy): a range starting past its real end is
+    // the same end of file (InvalidRange) as S3's 416, one running past it as before.
+    let r = Reader::open(&b.bucket, &key, &proxied(&b), declared(1010, ReadPolicy::Adaptive)).expect("open");
+    let e = r.read_ranges(&[1000..1010]).unwrap().next().unwrap().expect_err("past the real end");
+    assert_eq!((e.kind(), e.s3_code()), (ErrorKind::EndOfFile, Some("InvalidRange")), "{e}");
+    assert!(e.message().contains(&key) && e.message().contains("416"), "{e}");
+    let e = r.read_ranges(&[990..1010]).unwrap().next().unwrap().expect_err("across the real end");
+    assert_eq!((e.kind(), e.s3_code()), (ErrorKind::EndOfFile, None), "{e}");
+    assert_eq!(r.statistics().gets_whole, 1);
+}
