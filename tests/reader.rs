@@ -6,16 +6,11 @@ mod common;
 
 use std::ops::Range;
 
-use common::{assert_same_bytes, data, FaultProxy, TestBucket};
-use s3native::{ErrorKind, Mode, ReadOptions, ReadPolicy, Reader, Settings, Writer};
+use common::{assert_same_bytes, data, put, read_all, FaultProxy, TestBucket};
+use s3native::{ErrorKind, ReadOptions, ReadPolicy, Reader, Settings};
 
 const MIB: usize = 1 << 20;
 
-fn put(settings: &Settings, bucket: &TestBucket, key: &str, bytes: &[u8]) {
-    let mut w = Writer::open(&bucket.bucket, key, Mode::Publish, settings).expect("open writer");
-    w.write(bytes).expect("write");
-    w.close().expect("close");
-}
 
 /// The budget is process-wide: every test names the same one, large enough that no test
 /// here waits for it (a wait would make readers drop read-ahead and change GET counts).
@@ -37,18 +32,6 @@ fn read_settings(base: Settings) -> Settings {
         .with("fs.s3a.native.read.footer.size", "256K")
 }
 
-/// Stream-read the whole object in `chunk`-byte reads.
-fn read_all(r: &mut Reader, chunk: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; chunk];
-    loop {
-        let n = r.read(out.len() as u64, &mut buf).expect("read");
-        if n == 0 {
-            return out;
-        }
-        out.extend_from_slice(&buf[..n]);
-    }
-}
 
 /// The GETs the proxy forwarded for `key`.
 fn gets(proxy: &FaultProxy, key: &str) -> Vec<common::ProxyLogEntry> {

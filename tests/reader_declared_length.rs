@@ -6,16 +6,11 @@
 
 mod common;
 
-use common::{assert_same_bytes, data, FaultProxy, TestBucket};
-use s3native::{ErrorKind, Mode, ReadOptions, ReadPolicy, Reader, Settings, Writer};
+use common::{assert_same_bytes, data, put, read_all, FaultProxy, TestBucket};
+use s3native::{ErrorKind, ReadOptions, ReadPolicy, Reader, Settings};
 
 const MIB: usize = 1 << 20;
 
-fn put(settings: &Settings, bucket: &TestBucket, key: &str, bytes: &[u8]) {
-    let mut w = Writer::open(&bucket.bucket, key, Mode::Publish, settings).expect("open writer");
-    w.write(bytes).expect("write");
-    w.close().expect("close");
-}
 
 const BUDGET: &str = "256M";
 
@@ -44,17 +39,6 @@ fn wire(proxy: &FaultProxy, key: &str) -> (usize, usize, usize) {
     (gets.len(), past, log.iter().filter(|e| e.method == "HEAD").count())
 }
 
-fn read_all(r: &mut Reader, chunk: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; chunk];
-    loop {
-        let n = r.read(out.len() as u64, &mut buf).expect("read");
-        if n == 0 {
-            return out;
-        }
-        out.extend_from_slice(&buf[..n]);
-    }
-}
 
 #[test]
 fn a_declared_shorter_length_ends_the_reads_there_without_a_head() {

@@ -9,8 +9,8 @@ mod common;
 
 use std::ops::Range;
 
-use common::{assert_same_bytes, data, FaultProxy, TestBucket};
-use s3native::{ErrorKind, Mode, ReadOptions, ReadPolicy, Reader, Settings, Writer};
+use common::{assert_same_bytes, data, put, FaultProxy, TestBucket};
+use s3native::{ErrorKind, ReadOptions, ReadPolicy, Reader};
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
@@ -20,11 +20,6 @@ const TAIL: u64 = 64 * KIB;
 /// The budget is process-wide: large enough that no test here waits for it.
 const BUDGET: &str = "256M";
 
-fn put(settings: &Settings, bucket: &TestBucket, key: &str, bytes: &[u8]) {
-    let mut w = Writer::open(&bucket.bucket, key, Mode::Publish, settings).expect("open writer");
-    w.write(bytes).expect("write");
-    w.close().expect("close");
-}
 
 /// What a Hadoop file status without an ETag (Spark's) gives the reader: the length, and
 /// parquet-java's read policy list.

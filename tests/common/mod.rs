@@ -192,6 +192,30 @@ pub fn assert_same_bytes(actual: &[u8], expected: &[u8], what: &str) {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Objects through the native writer and reader
+
+/// Write `bytes` to `key` of `bucket` with the native writer in Publish mode (one object,
+/// visible at close).
+pub fn put(settings: &s3native::Settings, bucket: &TestBucket, key: &str, bytes: &[u8]) {
+    let mut w = s3native::Writer::open(&bucket.bucket, key, s3native::Mode::Publish, settings).expect("open writer");
+    w.write(bytes).expect("write");
+    w.close().expect("close");
+}
+
+/// Stream-read `r` from offset 0 to its end in `chunk`-byte reads.
+pub fn read_all(r: &mut s3native::Reader, chunk: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; chunk];
+    loop {
+        let n = r.read(out.len() as u64, &mut buf).expect("read");
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+}
+
 /// Run `f` on its own thread and fail the test if it takes longer than `limit` (a deadlock
 /// shows up as a failure instead of a hung test run).
 pub fn within<T: Send + 'static>(limit: Duration, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
