@@ -66,9 +66,11 @@ def test_save_modes_are_spark_parquets(run, endpoint):
 def test_a_task_failing_mid_write_leaves_no_upload(run, endpoint):
     s = scenario(run, endpoint, "dsv2_failing")
     assert s["failed"] and s["cause_seen"], s
-    # Parts of both files went up (the committed task's and the failing attempts'), and no
-    # upload was completed: the attempts aborted theirs, the job abort the committed one.
-    assert s["parts_uploaded"] >= 3 and s["requests.create_multipart_upload"] >= 3, s
+    # Parts went up for both attempts of the failing task (each started its own upload), and no
+    # upload was completed: the attempts aborted theirs, the job abort any the other task
+    # committed. Whether the other task started an upload before the job failed depends on
+    # timing (it is cancelled when the second attempt fails), so only the attempts' are counted.
+    assert s["parts_uploaded"] >= 2 and s["requests.create_multipart_upload"] >= 2, s
     assert s["requests.complete_multipart_upload"] == 0, s
     assert s["requests.abort_multipart_upload"] >= s["requests.create_multipart_upload"], s
     assert not sc.listing(endpoint.s3, s["path"]), "a failed job left objects"
