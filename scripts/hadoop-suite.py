@@ -215,6 +215,7 @@ def find_classes(src, names):
 
 
 MESSAGES = {}  # (reports dir, fqcn, test) -> the first line of its failure, error or skip message
+FLAKY = {}  # (reports dir, fqcn, test) -> the first failure of a test that passed on surefire's rerun
 
 
 def read_reports(reports, fqcn):
@@ -240,6 +241,14 @@ def read_reports(reports, fqcn):
             status = "skip"
         else:
             status = "pass"
+            # Failed, then passed when surefire ran it once more (hadoop-suite/pom.xml's
+            # rerunFailingTestsCount): a pass, listed as FLAKY with its first failure.
+            first = case.find("flakyFailure")
+            if first is None:
+                first = case.find("flakyError")
+            if first is not None:
+                msg = (first.get("type") or "failure").rsplit(".", 1)[-1] + ": " + (first.get("message") or "").strip()
+                FLAKY.setdefault((reports, fqcn, name), " ".join(msg.split())[:300])
         for kind in ("failure", "error", "skipped"):
             e = case.find(kind)
             if e is not None:
@@ -352,7 +361,7 @@ def run_line(line, classes, modes, jar, endpoint, rules, jobs=1):
 
 def report_line(line, classes, modes, build, fq, wall, rules, baseline=None):
     """The parity table; with a baseline (CI), its stock results stand for a stock run."""
-    rows, problems, notes, stale_notes = [], [], [], []
+    rows, problems, notes, stale_notes, flaky_notes = [], [], [], [], []
     parity = broken = 0
     for c in classes:
         if not fq[c]:
@@ -408,6 +417,9 @@ def report_line(line, classes, modes, build, fq, wall, rules, baseline=None):
                 n = (nat or {}).get(test, "missing")
                 if n == "pass":
                     parity += 1
+                    first = FLAKY.get((os.path.join(build, "reports", "native"), fq[c], test))
+                    if first:
+                        flaky_notes.append(f"{c}#{test}: failed on native, passed on the rerun -- {first}")
                     stale = excluded(rules, line, c, test)
                     if stale:
                         # Not a failure (the rule may hold on another line), but a gap that closed.
@@ -432,6 +444,7 @@ def report_line(line, classes, modes, build, fq, wall, rules, baseline=None):
         table.append("  ".join(str(v).ljust(w) if i in (0, 5) else str(v).rjust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip())
     table.append("wall: " + ", ".join(f"{m} {wall[m]:.0f} s" for m in modes if wall.get(m)))
     text = "\n".join(table + [""] + [f"excluded  {n}" for n in notes] + [f"STALE     {n}" for n in stale_notes]
+                     + [f"FLAKY     {n}" for n in flaky_notes]
                      + [f"PROBLEM   {p}" for p in problems]) + "\n"
     with open(os.path.join(build, "parity.txt"), "w") as f:
         f.write(text)
