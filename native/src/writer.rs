@@ -582,7 +582,7 @@ impl Writer {
                 self.hand_off(b, interrupted)?;
             }
             if self.buffer.is_none() {
-                self.buffer = Some(self.new_buffer()?);
+                self.buffer = Some(self.new_buffer(interrupted)?);
             }
             if self.buffer.as_ref().is_some_and(|b| b.chunks.last().is_none_or(|c| c.room() == 0)) {
                 self.next_chunk(interrupted)?;
@@ -622,8 +622,11 @@ impl Writer {
         self.shared.fail(e)
     }
 
-    /// The next part's buffer, holding nothing yet (chunks come as it fills).
-    fn new_buffer(&mut self) -> Result<PartBuffer> {
+    /// The next part's buffer, holding nothing yet (chunks come as it fills). At the maximum
+    /// of parts in flight and with the budget short, it first waits for a part in flight to
+    /// finish, so that a full part never holds budget bytes only to wait for this writer's
+    /// own slot while other writers wait for them (see the pool's module docs).
+    fn new_buffer(&mut self, interrupted: &dyn Fn() -> bool) -> Result<PartBuffer> {
         let part_number = self.parts_sliced + 1;
         if part_number > self.config.max_parts {
             return Err(self.fail(Error::new(
@@ -638,6 +641,10 @@ impl Writer {
             )));
         }
         let size = self.config.part_size_for(part_number);
+        if *self.shared.in_flight.borrow() >= self.parts_in_flight && !pool::budget().has_room_for(size) {
+            self.wait_for_slot(interrupted)?;
+            self.check_open()?;
+        }
         Ok(PartBuffer { lease: pool::budget().lease(size), chunks: Vec::new(), len: 0, size })
     }
 
@@ -663,18 +670,7 @@ impl Writer {
     /// Number the buffer as the next part and hand it to an upload task, first waiting while
     /// the writer has its maximum of parts in flight.
     fn hand_off(&mut self, buffer: PartBuffer, interrupted: &dyn Fn() -> bool) -> Result<()> {
-        let cap = self.parts_in_flight;
-        if *self.shared.in_flight.borrow() >= cap {
-            let start = Instant::now();
-            let shared = self.shared.clone();
-            let waited = pool::block_on(self.shared.rt, "waiting for parts in flight", interrupted, async move {
-                shared.wait_in_flight(|n| n < cap).await
-            });
-            self.shared.stats.in_flight_blocked(start.elapsed());
-            if let Err(e) = waited {
-                return Err(self.fail(e));
-            }
-        }
+        self.wait_for_slot(interrupted)?;
         self.check_open()?;
         let idx = self.parts_sliced as usize;
         self.parts_sliced += 1;
@@ -682,6 +678,22 @@ impl Writer {
         self.shared.in_flight.send_modify(|n| *n += 1);
         self.shared.rt.spawn(self.shared.clone().upload_part(idx, data, Instant::now()));
         Ok(())
+    }
+
+    /// Wait (counted as in-flight blocked time) while the writer has its maximum of parts in
+    /// flight. Errors: interrupted (the writer fails and aborts), or the writer's failure.
+    fn wait_for_slot(&mut self, interrupted: &dyn Fn() -> bool) -> Result<()> {
+        let cap = self.parts_in_flight;
+        if *self.shared.in_flight.borrow() < cap {
+            return Ok(());
+        }
+        let start = Instant::now();
+        let shared = self.shared.clone();
+        let waited = pool::block_on(self.shared.rt, "waiting for parts in flight", interrupted, async move {
+            shared.wait_in_flight(|n| n < cap).await
+        });
+        self.shared.stats.in_flight_blocked(start.elapsed());
+        waited.map_err(|e| self.fail(e))
     }
 
     /// Finish the upload and return its result; see [`Mode`]. A second call returns the
@@ -732,7 +744,7 @@ impl Writer {
         let last = match self.buffer.take() {
             Some(b) => Some(b),
             // At least one part, even for 0 bytes (Deferred): an empty one, holding nothing.
-            None if self.parts_sliced == 0 => Some(self.new_buffer()?),
+            None if self.parts_sliced == 0 => Some(self.new_buffer(interrupted)?),
             None => None,
         };
         if let Some(b) = last {
