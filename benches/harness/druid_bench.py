@@ -54,7 +54,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run  # noqa: E402  (established: connections read from /proc)
+import run  # noqa: E402  (ConnectionWatch: connections read from /proc)
 import servers  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -176,20 +176,12 @@ class Bench:
     def execute(self, cmd, env, port):
         """(stdout, stderr, exit status, peak established connections to `port`, the server
         log's offsets at MEASURE_START and MEASURE_END)."""
-        peak = [0]
         marks = {}
         with tempfile.TemporaryFile("w+") as errf:
             p = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errf, text=True)
             timer = threading.Timer(self.a.timeout, p.kill)
             timer.start()
-
-            def sample():
-                while p.poll() is None:
-                    peak[0] = max(peak[0], run.established(p.pid, port))
-                    time.sleep(0.1)
-
-            sampler = threading.Thread(target=sample, daemon=True)
-            sampler.start()
+            watch = run.ConnectionWatch(p, port)
             lines = []
             try:
                 for line in p.stdout:
@@ -215,9 +207,9 @@ class Bench:
                 raise
             finally:
                 timer.cancel()
-                sampler.join()
+                watch.join()
             errf.seek(0)
-            return out, errf.read(), p.returncode, peak[0], marks
+            return out, errf.read(), p.returncode, watch.peak, marks
 
 
 def median(xs):

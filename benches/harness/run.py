@@ -244,6 +244,25 @@ def established(pid, port):
     return len(established_sockets(pid, port))
 
 
+class ConnectionWatch:
+    """The peak of `established(p.pid, port)`, read every `every` seconds on a daemon thread
+    while process `p` runs; `join()` waits for its last reading."""
+
+    def __init__(self, p, port, every=0.1):
+        self.peak = 0
+
+        def sample():
+            while p.poll() is None:
+                self.peak = max(self.peak, established(p.pid, port))
+                time.sleep(every)
+
+        self.thread = threading.Thread(target=sample, daemon=True)
+        self.thread.start()
+
+    def join(self):
+        self.thread.join()
+
+
 def established_sockets(pid, port):
     """The socket inodes of `established(pid, port)`'s connections (a set)."""
     inodes = set()
@@ -336,11 +355,6 @@ class Runner:
             timer = threading.Timer(self.args.timeout, kill)
             timer.start()
 
-            def sample():
-                while p.poll() is None:
-                    outside["peak_connections"] = max(outside["peak_connections"], established(p.pid, port))
-                    time.sleep(0.1)
-
             def tell(word):
                 try:
                     p.stdin.write(word + "\n")
@@ -348,8 +362,7 @@ class Runner:
                 except OSError:  # it exited: its status and stderr tell why
                     pass
 
-            sampler = threading.Thread(target=sample, daemon=True)
-            sampler.start()
+            watch = ConnectionWatch(p, port)
             out = []
             try:
                 for line in p.stdout:
@@ -368,7 +381,8 @@ class Runner:
                 raise
             finally:
                 timer.cancel()
-                sampler.join()
+                watch.join()
+                outside["peak_connections"] = watch.peak
             errf.seek(0)
             err = errf.read() + (f"\ntimed out after {self.args.timeout} s" if timed_out.is_set() else "")
         return "".join(out), err, (-1 if timed_out.is_set() else p.returncode), outside
