@@ -318,7 +318,7 @@ bench-smoke: bench-build
 # chunks) through druid-s3native (Druid 37) and through druid-s3-extensions 29.0.0's
 # S3StorageConnector, one JVM per variant and run (Maven profiles druid29 and druid37 resolve
 # the two classpaths), on the s3like and netbound profiles (TLS, toxiproxy, s3s-fs on tmpfs);
-# writes benches/results/<date>-druid.{json,md} (about 10 minutes on an idle machine, estimated).
+# writes benches/results/<date>-druid.{json,md} (about 25 minutes on an idle machine: 24 in the run of 2026-12-02).
 # BENCH_DRUID_ARGS=--smoke: scale 1/16, one round, results under target/bench-druid-smoke.
 bench-druid: druid $(S3S_FS)
 	scripts/bench-tools.sh
