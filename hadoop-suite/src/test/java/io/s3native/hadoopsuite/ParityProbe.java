@@ -31,12 +31,15 @@ import org.junit.platform.launcher.TestIdentifier;
  */
 public class ParityProbe implements TestExecutionListener {
     private final boolean active = "native".equals(System.getProperty("s3native.suite.mode"));
-    private final Map<String, Integer> depth = new ConcurrentHashMap<>();
-    private final Map<String, int[]> startIndex = new ConcurrentHashMap<>();
-    private final Map<String, Long> startCreates = new ConcurrentHashMap<>();
-    private final Map<String, Long> startRemote = new ConcurrentHashMap<>();
-    private final Map<String, Map<String, Long>> perTest = new ConcurrentHashMap<>();
-    private final Map<String, Long> testStart = new ConcurrentHashMap<>();
+    // JVM-wide: surefire's rerun of failed tests (hadoop-suite/pom.xml's rerunFailingTestsCount)
+    // runs the class again in the same JVM, perhaps through another listener instance; the class
+    // keeps the start of its first run, so the record written at the rerun's end covers both.
+    private static final Map<String, Integer> depth = new ConcurrentHashMap<>();
+    private static final Map<String, int[]> startIndex = new ConcurrentHashMap<>();
+    private static final Map<String, Long> startCreates = new ConcurrentHashMap<>();
+    private static final Map<String, Long> startRemote = new ConcurrentHashMap<>();
+    private static final Map<String, Map<String, Long>> perTest = new ConcurrentHashMap<>();
+    private static final Map<String, Long> testStart = new ConcurrentHashMap<>();
 
     private static long nativeCreates(int from) {
         long n = 0;
@@ -60,11 +63,11 @@ public class ParityProbe implements TestExecutionListener {
         Optional<TestSource> source = id.getSource();
         if (source.isPresent() && source.get() instanceof ClassSource) {
             String cls = ((ClassSource) source.get()).getClassName();
-            if (depth.merge(cls, 1, Integer::sum) == 1) {
+            if (depth.merge(cls, 1, Integer::sum) == 1 && !startIndex.containsKey(cls)) {
                 startIndex.put(cls, new int[] {ObservedNativeS3AFileSystem.INSTANCES.size()});
                 startCreates.put(cls, nativeCreates());
                 startRemote.put(cls, remoteLogLength());
-                perTest.put(cls, new TreeMap<>());
+                perTest.put(cls, new ConcurrentHashMap<>());
             }
         } else if (id.isTest()) {
             testStart.put(id.getUniqueId(), nativeCreates());
@@ -159,7 +162,7 @@ public class ParityProbe implements TestExecutionListener {
         out.append("remote.instances=").append(remote[1]).append('\n');
         out.append("remote.native.creates=").append(remote[0]).append('\n');
         out.append("remote.stock.creates=").append(remote[2]).append('\n');
-        perTest.getOrDefault(cls, Map.of()).forEach((test, n) ->
+        new TreeMap<>(perTest.getOrDefault(cls, Map.of())).forEach((test, n) ->
                 out.append("test.").append(test.replace('=', '_').replace(':', '_').replace(' ', '_')).append('=').append(n).append('\n'));
         String dir = System.getProperty("s3native.suite.proof.dir");
         if (dir == null) {
