@@ -1,8 +1,10 @@
 //! A length declared by the caller without an ETag (openFile's `fs.option.openfile.length`
-//! without a status) is trusted as S3A trusts it: no HEAD; reads stop at a shorter one; inside
+//! without a status) on S3A's classic stream type is trusted as that stream trusts it: no HEAD; reads stop at a shorter one; inside
 //! a longer one, S3's answers say where the object really ends (a short 206: the end of that
 //! read; a 416 for a GET starting past it: end of file), never an error, a retry loop or a
-//! read-ahead that spins. Against the local S3 server behind the counting proxy.
+//! read-ahead that spins. On the analytics stream type (`fs.s3a.input.stream.type`, the
+//! default of hadoop-aws 3.4.3 and 3.5) it is not used: open HEADs for the real length and
+//! ETag, as that stream does. Against the local S3 server behind the counting proxy.
 
 mod common;
 
@@ -25,10 +27,68 @@ fn proxied(b: &TestBucket) -> Settings {
         .with("fs.s3a.native.read.block.size", "1M")
         .with("fs.s3a.native.read.ahead.max.size", "4M")
         .with("fs.s3a.native.read.footer.size", "256K")
+        .with("fs.s3a.input.stream.type", "classic")
+}
+
+/// `proxied` on the analytics stream type, by the 3.4.3 rule's default.
+fn analytics(b: &TestBucket) -> Settings {
+    proxied(b).with("fs.s3a.input.stream.type", "default").with("fs.s3a.native.input.stream.rule", "3.4.3")
 }
 
 fn declared(length: usize, policy: ReadPolicy) -> ReadOptions {
-    ReadOptions { length: Some(length as u64), policy: Some(policy), ..Default::default() }
+    ReadOptions { declared_length: Some(length as u64), policy: Some(policy), ..Default::default() }
+}
+
+#[test]
+fn on_the_analytics_stream_type_a_declared_length_without_an_etag_heads_for_the_real_one() {
+    require_server!();
+    let b = TestBucket::new("declen-aal");
+    let key = b.key("aal.bin");
+    let bytes = data(5, 1000);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    for declared_len in [1010, 990] {
+        proxy.clear_log();
+        let mut r = Reader::open(&b.bucket, &key, &analytics(&b), declared(declared_len, ReadPolicy::Random)).expect("open");
+        assert_eq!(wire(&proxy, &key), (0, 0, 1), "one HEAD at open, declared {declared_len}");
+        assert_eq!(r.length(), 1000, "the real length, not the declared {declared_len}");
+        assert!(!r.etag().is_empty(), "the HEAD's ETag is pinned");
+        // Past the real end: end of file without a GET; a vectored range fails at the call.
+        let mut buf = [0u8; 1];
+        assert_eq!(r.read(1005, &mut buf).unwrap(), 0);
+        let e = r.read_ranges(&[0..1010]).err().expect("past the real length");
+        assert_eq!(e.kind(), ErrorKind::EndOfFile, "{e}");
+        assert_eq!(wire(&proxy, &key), (0, 0, 1), "no GET past the real end");
+        assert_same_bytes(&read_all(&mut r, 300), &bytes, "the whole object");
+        let s = r.statistics();
+        assert_eq!((s.head_requests, s.stream_head_requests, s.stream_opened, s.open_us), (1, 1, 1, 0), "{s:?}");
+        let io = s3native::read_iostatistics(&s);
+        assert_eq!(io.counters["action_http_head_request"], 1, "the stream's HEAD, as S3A's analytics stream counts it");
+        assert_eq!(io.counters["stream_read_opened"], 1, "once a stream");
+        assert!(io.counters["action_http_get_request"] >= 1);
+    }
+    // With an ETag, or a status's length (Spark's, no ETag), or on the classic type, or on the
+    // 3.4.1 rule (no type key): no HEAD.
+    let etag = Reader::open(&b.bucket, &key, &direct(&b), ReadOptions::default()).unwrap().etag().to_string();
+    proxy.clear_log();
+    let with_etag = ReadOptions { etag: Some(etag), ..declared(1010, ReadPolicy::Random) };
+    let cases = [
+        ("ETag", analytics(&b), with_etag),
+        ("status length", analytics(&b), ReadOptions { length: Some(1000), ..Default::default() }),
+        ("classic", proxied(&b), declared(1010, ReadPolicy::Random)),
+        ("3.4.1 rule", analytics(&b).with("fs.s3a.native.input.stream.rule", "3.4.1").with("fs.s3a.input.stream.type", "analytics"), declared(1010, ReadPolicy::Random)),
+    ];
+    for (what, settings, options) in cases {
+        let r = Reader::open(&b.bucket, &key, &settings, options).expect(what);
+        let s = r.statistics();
+        assert_eq!((s.head_requests, s.stream_head_requests), (0, 0), "{what}: {s:?}");
+    }
+    assert_eq!(wire(&proxy, &key).2, 0, "no HEAD on the wire");
+    // A missing object fails the open, naming the key.
+    let missing = b.key("missing.bin");
+    let e = Reader::open(&b.bucket, &missing, &analytics(&b), declared(10, ReadPolicy::Random)).err().expect("missing");
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+    assert!(e.message().contains(&missing), "{e}");
 }
 
 /// (GETs, of which answered 416, HEADs) the proxy forwarded for `key`.

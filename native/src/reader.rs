@@ -5,8 +5,17 @@
 //!   from one HEAD. A missing object fails open with [`ErrorKind::NotFound`] naming the key.
 //!   A length without an ETag (a file status that has none, as Spark's) sends no HEAD: the
 //!   first GET to answer gives the ETag the later ones are pinned to (a missing object then
-//!   fails the first read with [`ErrorKind::NotFound`]).
-//! - A length from the caller is trusted, as S3A trusts openFile's declared length: reads stop
+//!   fails the first read with [`ErrorKind::NotFound`]). (S3A's analytics stream HEADs for
+//!   a status without an ETag too; the reader does not: a status's length is the object's, and
+//!   the first GET gives the ETag, so the HEAD would add a round trip to every such open.)
+//! - A length declared by the caller without an ETag ([`ReadOptions::declared_length`],
+//!   openFile's `fs.option.openfile.length` without a status) is used as the S3A input
+//!   stream of the settings ([`StreamType`], `fs.s3a.input.stream.type` by the line's rule)
+//!   uses it: S3A's analytics stream (the default of hadoop-aws 3.4.3 and 3.5) does not, so
+//!   open sends a HEAD for the real length and ETag, counted as that stream counts it
+//!   ([`ReadStatistics::stream_head_requests`]); the classic and prefetching streams trust it,
+//!   as the reader trusts a status's length ([`ReadOptions::length`]).
+//! - A trusted length is trusted as S3A's classic stream trusts openFile's declared length: reads stop
 //!   at a shorter one; inside a longer one, S3's answers say where the object really ends. A
 //!   GET answered with fewer bytes than asked ends the read there (no error, no retry), and a
 //!   read that goes on exactly there is at the end of file without a GET (as S3A's stream,
@@ -76,7 +85,7 @@ use object_store::{GetOptions, GetRange};
 use serde::{Deserialize, Serialize};
 use tokio::runtime::Runtime;
 
-pub use crate::config::read::{ChangeDetection, ReadConfig, ReadPolicy};
+pub use crate::config::read::{ChangeDetection, ReadConfig, ReadPolicy, StreamType};
 use crate::config::{Settings, WriterConfig};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{self, ReadLease, Store};
@@ -99,11 +108,18 @@ pub struct ReadOptions {
     /// or a Hadoop read-policy list (see [`policy_by_name_or_list`]).
     #[serde(deserialize_with = "policy_by_name_or_list")]
     pub policy: Option<ReadPolicy>,
-    /// The object's length in bytes, from a file status or declared by the caller (openFile's
-    /// `fs.option.openfile.length`): open sends no HEAD (without `etag`, the first GET's answer
-    /// gives the ETag). It is trusted: reads stop at a shorter one; inside a longer one, reads
-    /// past the object's real end get end of file (see the module docs).
+    /// The object's length in bytes, from a file status (with or without an ETag: Spark's
+    /// statuses have none): open sends no HEAD (without `etag`, the first GET's answer gives
+    /// the ETag). It is trusted: reads stop at a shorter one; inside a longer one, reads past
+    /// the object's real end get end of file (see the module docs). A length the caller
+    /// declares without a status goes in `declared_length`.
     pub length: Option<u64>,
+    /// A length declared by the caller without a file status (openFile's
+    /// `fs.option.openfile.length`), used when `length` is `None`: with an ETag, or with the
+    /// classic or prefetch [`StreamType`], as `length` is (trusted, no HEAD); without an ETag
+    /// on the analytics stream type, not used: open sends a HEAD for the real length and ETag,
+    /// as S3A's analytics stream does (see the module docs).
+    pub declared_length: Option<u64>,
     /// The object's ETag (with or without the double quotes S3 sends). With the length as
     /// well, open sends no HEAD and every GET is pinned to it; without the length, the HEAD
     /// must find this ETag (else open fails: the object changed since the caller's status).
@@ -144,6 +160,14 @@ pub struct ReadStatistics {
     pub seeks: u64,
     /// HEAD requests (0 when the caller gave a length).
     pub head_requests: u64,
+    /// Of `head_requests`, those S3A's input stream itself sends (the analytics stream's, for a
+    /// declared length without an ETag): S3A counts them as the stream's
+    /// `action_http_head_request`, while the HEAD of an open without a length is the
+    /// filesystem's (its `getFileStatus`).
+    pub stream_head_requests: u64,
+    /// S3A's `stream_read_opened` as the stream of the settings' [`StreamType`] counts it: a
+    /// GET each (classic, prefetch), or 1 a reader (analytics).
+    pub stream_opened: u64,
     /// Readers opened (1 for one reader), and the time their opens waited on S3 in all
     /// (microseconds: the HEAD, if one was sent; 0 without one).
     pub opens: u64,
@@ -208,6 +232,10 @@ impl GetKind {
 /// The counters behind [`ReadStatistics`].
 #[derive(Default)]
 struct Counters {
+    /// The reader answers as S3A's analytics stream: `stream_opened` counts the reader, not its GETs.
+    analytics: bool,
+    stream_head_requests: AtomicU64,
+    stream_opened: AtomicU64,
     bytes_read: AtomicU64,
     read_operations: AtomicU64,
     pread_operations: AtomicU64,
@@ -245,6 +273,7 @@ fn add(c: &AtomicU64, n: u64) {
 
 impl Counters {
     fn get(&self, kind: GetKind) {
+        self.gets_started(1);
         add(
             match kind {
                 GetKind::Whole => &self.gets_whole,
@@ -257,6 +286,13 @@ impl Counters {
         );
     }
 
+    /// `n` GETs started: S3A's classic stream counts each as an open of its stream.
+    fn gets_started(&self, n: u64) {
+        if !self.analytics {
+            add(&self.stream_opened, n);
+        }
+    }
+
     fn snapshot(&self, buffered_bytes: u64) -> ReadStatistics {
         let l = |c: &AtomicU64| c.load(Relaxed);
         ReadStatistics {
@@ -267,6 +303,8 @@ impl Counters {
             vectored_ranges: l(&self.vectored_ranges),
             seeks: l(&self.seeks),
             head_requests: l(&self.head_requests),
+            stream_head_requests: l(&self.stream_head_requests),
+            stream_opened: l(&self.stream_opened),
             opens: l(&self.opens),
             open_us: l(&self.open_us),
             gets_whole: l(&self.gets_whole),
@@ -883,8 +921,9 @@ impl Reader {
     /// [`crate::config::read`]'s). Settings that only shape written objects
     /// (`fs.s3a.acl.default`, `fs.s3a.encryption.context`) are ignored here.
     ///
-    /// Sends one HEAD unless `options` give both length and ETag, and starts the footer GET
-    /// of a columnar read. Errors: [`ErrorKind::NotFound`] naming the key when there is no
+    /// Sends one HEAD unless `options` give a length (or a declared length the settings'
+    /// [`StreamType`] uses: see [`ReadOptions::declared_length`]), and starts the footer GET of
+    /// a columnar read. Errors: [`ErrorKind::NotFound`] naming the key when there is no
     /// object; [`ErrorKind::InvalidArgument`] for a bad bucket, key or setting (naming the
     /// key); [`ErrorKind::Unsupported`] for settings the native reader cannot honour; S3's
     /// other answers.
@@ -909,7 +948,7 @@ impl Reader {
         let path = s3::object_path(key)?;
         let rt = pool::apply_process_settings(&config);
         let store = pool::store(&config.store)?;
-        let counters = Arc::new(Counters::default());
+        let counters = Arc::new(Counters { analytics: read.stream_type == StreamType::Analytics, ..Default::default() });
         let recorder = Arc::new(Recorder::child_of(pool::global_stats()));
         let describe = format!("s3://{bucket}/{key}");
         let referer = config.audit_referrer.as_deref().and_then(|r| object_store::HeaderValue::from_str(r).ok());
@@ -917,12 +956,19 @@ impl Reader {
         let given_etag = options.etag.as_deref().map(str::trim).filter(|e| !e.is_empty()).map(quoted);
         // What open waits on the network for (as S3A times a file's open: its HEAD; none: 0).
         let mut open_us = 0;
-        let (length, etag) = match (options.length, &given_etag) {
+        // A declared length is used as a status's length unless the stream type is analytics
+        // and no ETag came with it: that stream HEADs for the real length and ETag instead.
+        let declared = options.declared_length.filter(|_| given_etag.is_some() || read.stream_type != StreamType::Analytics);
+        let stream_head = options.length.is_none() && options.declared_length.is_some() && declared.is_none();
+        let (length, etag) = match (options.length.or(declared), &given_etag) {
             (Some(l), Some(e)) => (l, Some(e.clone())),
             // The length of a file status: the first GET's answer gives the ETag.
             (Some(l), None) => (l, None),
             (None, _) => {
                 add(&counters.head_requests, 1);
+                if stream_head {
+                    add(&counters.stream_head_requests, 1);
+                }
                 let heading = Instant::now();
                 let head = GetOptions { head: true, ..Default::default() };
                 let found = pool::block_on(
@@ -931,7 +977,11 @@ impl Reader {
                     interrupted,
                     pool::with_referer(referer.clone(), s3::get_object(&store, &path, head, &recorder)),
                 )?;
-                open_us = heading.elapsed().as_micros() as u64;
+                // (S3A times its own status probe as the file's open, not the analytics
+                // stream's HEAD.)
+                if !stream_head {
+                    open_us = heading.elapsed().as_micros() as u64;
+                }
                 let meta = match found {
                     Ok((meta, _)) => meta,
                     Err(object_store::Error::NotFound { .. }) => {
@@ -1004,6 +1054,9 @@ impl Reader {
             lock(&reader.held).fetches.push(f);
         }
         add(&reader.object.counters.opens, 1);
+        if reader.object.counters.analytics {
+            add(&reader.object.counters.stream_opened, 1);
+        }
         add(&reader.object.counters.open_us, open_us);
         Ok(reader)
     }
@@ -1411,6 +1464,7 @@ impl Reader {
             vr.lease = Arc::new(Some(o.lease(total, interrupted)?));
         }
         add(&o.counters.gets_vectored, p.gets.len() as u64);
+        o.counters.gets_started(p.gets.len() as u64);
         let active = o.config.vectored_active_reads;
         let task = o.rt.spawn(vectored(o.clone(), p, rest, from_held, active, tx));
         vr.task = Some(task.abort_handle());

@@ -16,6 +16,8 @@
 //! | `fs.s3a.native.read.vectored.active.reads` | GETs of one vectored read in flight at once | `fs.s3a.vectored.active.ranged.reads`, else 4 (S3A's) |
 //! | `fs.s3a.change.detection.mode` | S3A's: `server` and `client` pin every GET to the ETag found at open (`If-Match`): an object changed since open fails the read (S3A's `RemoteFileChangedException`); `warn` and `none` send GETs unpinned, `warn` counting a changed ETag in the answer as a version mismatch and reading on (S3A also logs it); an unknown value is the default, as in S3A | `server` |
 //! | `fs.s3a.change.detection.source` | S3A's: `etag`; `versionid` is [`Unsupported`](crate::error::ErrorKind::Unsupported) (the file is read through stock S3A) unless the mode is `none` | `etag` |
+//! | `fs.s3a.input.stream.type` | S3A's (hadoop-aws 3.4.2+): the S3A input stream whose rules the native reader follows ([`StreamType`]): `classic`, `prefetch`, `analytics` or `default` (the line's default, by `fs.s3a.native.input.stream.rule`); trimmed, any case; `custom` is [`Unsupported`](crate::error::ErrorKind::Unsupported) (the file is read through stock S3A, which loads the custom factory); `fs.s3a.prefetch.enabled=true` selects `prefetch` whatever this says; on the 3.4.1 rule this key is not read | the line's default |
+//! | `fs.s3a.native.input.stream.rule` | the Hadoop line whose stream-type rule applies ([`StreamRule`]): `3.4.1` (3.3.x to 3.4.1: no `fs.s3a.input.stream.type`; classic, or prefetch by `fs.s3a.prefetch.enabled`), `3.4.2` (the key, default classic) or `3.4.3` (the key, default analytics: 3.4.3 and 3.5.x); the JVM side sets it from the hadoop-aws on its classpath | `3.4.3` (the newest rule) |
 
 use crate::config::{parse_size, Settings};
 use crate::error::{Error, Result};
@@ -96,6 +98,68 @@ impl ChangeDetection {
     }
 }
 
+/// S3A's input stream types (`fs.s3a.input.stream.type`): the one whose rules the native
+/// reader follows where S3A's streams differ. Only one rule differs today: what an open with
+/// a declared length and no ETag ([`ReadOptions::declared_length`](crate::ReadOptions::declared_length))
+/// does, and how S3A's `stream_read_opened` counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StreamType {
+    /// S3A's classic stream (`S3AInputStream`): a declared length is trusted (no HEAD; reads
+    /// past the object's real end ask S3 and get end of file); `stream_read_opened` counts
+    /// each GET.
+    #[default]
+    Classic,
+    /// S3A's prefetching stream: as [`StreamType::Classic`] here (it also takes the declared
+    /// length as the object's); the native reader fetches ahead by its own settings.
+    Prefetch,
+    /// S3A's analytics stream (analytics-accelerator-s3): a declared length without an ETag is
+    /// not used; open sends a HEAD for the real length and ETag (counted as that stream counts
+    /// it: the stream's `action_http_head_request`, not the filesystem's
+    /// `object_metadata_request`), so reads and vectored ranges past the real end fail or end
+    /// without a GET; `stream_read_opened` counts 1 a stream.
+    Analytics,
+}
+
+/// `fs.s3a.native.input.stream.rule`: which Hadoop line's rule picks the stream type.
+pub const STREAM_RULE_KEY: &str = "fs.s3a.native.input.stream.rule";
+
+/// The Hadoop line whose rule picks the [`StreamType`] (hadoop-aws's `StreamIntegration`:
+/// `fs.s3a.prefetch.enabled=true` selects prefetch on every line; then the type key, where
+/// the line has it, with the line's default for an empty value or `default`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StreamRule {
+    /// hadoop-aws 3.3.x to 3.4.1 (`3.4.1`): no `fs.s3a.input.stream.type`; classic, or
+    /// prefetch by `fs.s3a.prefetch.enabled`.
+    NoTypeKey,
+    /// hadoop-aws 3.4.2 (`3.4.2`): the type key, default classic.
+    ClassicDefault,
+    /// hadoop-aws 3.4.3 and 3.5.x (`3.4.3`): the type key, default analytics.
+    #[default]
+    AnalyticsDefault,
+}
+
+impl StreamRule {
+    /// Parse the value of [`STREAM_RULE_KEY`].
+    pub fn parse(v: &str) -> std::result::Result<StreamRule, String> {
+        match v.trim() {
+            "3.4.1" => Ok(StreamRule::NoTypeKey),
+            "3.4.2" => Ok(StreamRule::ClassicDefault),
+            "3.4.3" => Ok(StreamRule::AnalyticsDefault),
+            _ => Err(format!("'{v}' is not one of 3.4.1, 3.4.2, 3.4.3")),
+        }
+    }
+}
+
+/// Hadoop's `Configuration.getBoolean`: `true`/`false` trimmed, in any case; anything else is
+/// the default.
+fn hadoop_bool(v: Option<&str>, default: bool) -> bool {
+    match v.map(|v| v.trim().to_ascii_lowercase()) {
+        Some(v) if v == "true" => true,
+        Some(v) if v == "false" => false,
+        _ => default,
+    }
+}
+
 /// 1 MiB.
 const MIB: u64 = 1 << 20;
 
@@ -113,6 +177,7 @@ pub struct ReadConfig {
     pub vectored_max_request_size: u64,
     pub vectored_active_reads: usize,
     pub change_detection: ChangeDetection,
+    pub stream_type: StreamType,
 }
 
 impl Default for ReadConfig {
@@ -129,6 +194,7 @@ impl Default for ReadConfig {
             vectored_max_request_size: 16 * MIB,
             vectored_active_reads: 4,
             change_detection: ChangeDetection::Pinned,
+            stream_type: StreamType::Classic,
         }
     }
 }
@@ -200,6 +266,7 @@ impl ReadConfig {
             )?,
             vectored_active_reads: count("native.read.vectored.active.reads", Some("vectored.active.ranged.reads"), d.vectored_active_reads)?,
             change_detection: settings.get(bucket, "change.detection.mode").map(ChangeDetection::parse).unwrap_or_default(),
+            stream_type: stream_type(settings, bucket, &key)?,
         };
         if c.change_detection != ChangeDetection::None {
             match settings.get(bucket, "change.detection.source").map(|v| v.trim().to_ascii_lowercase()) {
@@ -227,6 +294,40 @@ impl ReadConfig {
             return Err(Error::invalid_setting(&key("native.read.vectored.max.request.size"), "must be at least 1 byte"));
         }
         Ok(c)
+    }
+}
+
+/// The stream type of `bucket`'s settings, by the rule of [`STREAM_RULE_KEY`] (see
+/// [`StreamRule`]). Errors: [`ErrorKind::InvalidArgument`](crate::error::ErrorKind::InvalidArgument)
+/// for an unknown rule or type (S3A fails the filesystem's initialisation on such a type);
+/// [`ErrorKind::Unsupported`](crate::error::ErrorKind::Unsupported) for `custom`.
+fn stream_type(settings: &Settings, bucket: &str, key: &dyn Fn(&str) -> String) -> Result<StreamType> {
+    let rule = match settings.get(bucket, "native.input.stream.rule") {
+        None => StreamRule::default(),
+        Some(v) => StreamRule::parse(v).map_err(|why| Error::invalid_setting(&key("native.input.stream.rule"), why))?,
+    };
+    if hadoop_bool(settings.get(bucket, "prefetch.enabled"), false) {
+        return Ok(StreamType::Prefetch);
+    }
+    let default = match rule {
+        StreamRule::NoTypeKey => return Ok(StreamType::Classic),
+        StreamRule::ClassicDefault => StreamType::Classic,
+        StreamRule::AnalyticsDefault => StreamType::Analytics,
+    };
+    let v = settings.get(bucket, "input.stream.type").unwrap_or_default();
+    match v.trim().to_ascii_lowercase().as_str() {
+        "" | "default" => Ok(default),
+        "classic" => Ok(StreamType::Classic),
+        "prefetch" => Ok(StreamType::Prefetch),
+        "analytics" => Ok(StreamType::Analytics),
+        "custom" => Err(Error::unsupported(
+            &key("input.stream.type"),
+            "a custom S3A input stream (fs.s3a.input.stream.custom.factory) is not one the native reader can stand in for",
+        )),
+        _ => Err(Error::invalid_setting(
+            &key("input.stream.type"),
+            format!("'{v}' is not classic, prefetch, analytics, custom or default"),
+        )),
     }
 }
 
@@ -266,6 +367,37 @@ mod tests {
         assert_eq!(e.kind(), crate::error::ErrorKind::Unsupported);
         assert_eq!(e.setting(), Some("fs.s3a.bucket.b.change.detection.source"));
         assert!(ReadConfig::resolve(&by_version.with("fs.s3a.change.detection.mode", "none"), "b").is_ok(), "none checks nothing");
+    }
+
+    #[test]
+    fn the_stream_type_follows_the_lines_rule() {
+        let t = |pairs: &[(&str, &str)]| {
+            let s = pairs.iter().fold(Settings::new(), |s, (k, v)| s.with(k, v));
+            ReadConfig::resolve(&s, "b").map(|c| c.stream_type)
+        };
+        let rule = "fs.s3a.native.input.stream.rule";
+        let key = "fs.s3a.input.stream.type";
+        // 3.4.1: no type key; prefetch by the flag alone.
+        assert_eq!(t(&[(rule, "3.4.1")]).unwrap(), StreamType::Classic);
+        assert_eq!(t(&[(rule, "3.4.1"), (key, "analytics")]).unwrap(), StreamType::Classic, "3.4.1 has no such key");
+        assert_eq!(t(&[(rule, "3.4.1"), ("fs.s3a.prefetch.enabled", " TRUE ")]).unwrap(), StreamType::Prefetch);
+        // 3.4.2: classic by default; 3.4.3 and 3.5 (and no rule: the newest): analytics.
+        assert_eq!(t(&[(rule, "3.4.2")]).unwrap(), StreamType::Classic);
+        assert_eq!(t(&[(rule, "3.4.2"), (key, "Analytics")]).unwrap(), StreamType::Analytics);
+        assert_eq!(t(&[(rule, "3.4.3")]).unwrap(), StreamType::Analytics);
+        assert_eq!(t(&[]).unwrap(), StreamType::Analytics);
+        assert_eq!(t(&[(rule, "3.4.3"), (key, " default ")]).unwrap(), StreamType::Analytics);
+        assert_eq!(t(&[(rule, "3.4.3"), (key, "classic")]).unwrap(), StreamType::Classic);
+        assert_eq!(t(&[(rule, "3.4.3"), ("fs.s3a.bucket.b.input.stream.type", "classic")]).unwrap(), StreamType::Classic);
+        assert_eq!(t(&[(rule, "3.4.3"), (key, "analytics"), ("fs.s3a.prefetch.enabled", "true")]).unwrap(), StreamType::Prefetch);
+        assert_eq!(t(&[(rule, "3.4.3"), ("fs.s3a.prefetch.enabled", "yes")]).unwrap(), StreamType::Analytics, "not a boolean: the default");
+        // custom: read through stock S3A; an unknown type or rule names its key.
+        let e = t(&[(key, "custom")]).unwrap_err();
+        assert_eq!((e.kind(), e.setting()), (crate::error::ErrorKind::Unsupported, Some(key)));
+        let e = t(&[(key, "zippy")]).unwrap_err();
+        assert_eq!(e.kind(), crate::error::ErrorKind::InvalidArgument);
+        assert!(e.message().contains(key) && e.message().contains("zippy"), "{e}");
+        assert!(t(&[(rule, "3.9")]).unwrap_err().message().contains(rule));
     }
 
     #[test]

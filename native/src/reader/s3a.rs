@@ -10,7 +10,9 @@
 //! | `stream_read_operations` | stream reads |
 //! | `stream_read_fully_operations` | positioned reads |
 //! | `stream_read_seek_operations` | stream reads away from where the last one ended |
-//! | `stream_read_opened` | GETs of every kind |
+//! | `stream_read_opened` | as the S3A stream of the settings counts it ([`StreamType`](crate::StreamType)): GETs of every kind (classic, prefetch), 1 a reader (analytics) |
+//! | `action_http_get_request`, `.failures` | GETs of every kind, the failed ones (S3A's stream times each GET by this name) |
+//! | `action_http_head_request` | HEADs S3A's stream sends itself (the analytics stream's, for a declared length without an ETag) |
 //! | `stream_read_total_bytes` | bytes received in GET bodies |
 //! | `stream_read_bytes_discarded_in_close` | bytes fetched but never read, vectored holes aside |
 //! | `stream_read_prefetch_operations` | GETs fetched ahead (whole object, footer, read-ahead) |
@@ -41,7 +43,10 @@ pub fn read_iostatistics(s: &ReadStatistics) -> IoStatistics {
         ("stream_read_operations", s.read_operations),
         ("stream_read_fully_operations", s.pread_operations),
         ("stream_read_seek_operations", s.seeks),
-        ("stream_read_opened", gets),
+        ("stream_read_opened", s.stream_opened),
+        ("action_http_get_request", gets),
+        ("action_http_get_request.failures", s.errors),
+        ("action_http_head_request", s.stream_head_requests),
         ("stream_read_total_bytes", s.bytes_fetched),
         ("stream_read_bytes_discarded_in_close", s.bytes_discarded - s.vectored_bytes_discarded.min(s.bytes_discarded)),
         ("stream_read_prefetch_operations", s.gets_whole + s.gets_footer + s.gets_read_ahead),
@@ -98,11 +103,17 @@ mod tests {
             bytes_discarded: 7,
             vectored_bytes_discarded: 5,
             buffered_bytes: 4,
+            stream_opened: 1,
+            head_requests: 1,
+            stream_head_requests: 1,
+            errors: 2,
             ..Default::default()
         };
         let io = read_iostatistics(&s);
         assert_eq!(io.counters["stream_read_bytes"], 10);
-        assert_eq!(io.counters["stream_read_opened"], 6);
+        assert_eq!(io.counters["stream_read_opened"], 1, "as the settings' stream counts it");
+        assert_eq!((io.counters["action_http_get_request"], io.counters["action_http_get_request.failures"]), (6, 2));
+        assert_eq!(io.counters["action_http_head_request"], 1);
         assert_eq!(io.counters["stream_read_prefetch_operations"], 3);
         assert_eq!(io.counters["stream_read_bytes_discarded_in_close"], 2);
         assert_eq!(io.counters["stream_read_vectored_read_bytes_discarded"], 5);

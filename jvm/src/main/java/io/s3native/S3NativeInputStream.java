@@ -67,7 +67,7 @@ public final class S3NativeInputStream extends InputStream {
 
     /** Open {@code s3://bucket/key} with the settings' read policy (one HEAD for the length and ETag). */
     public S3NativeInputStream(String bucket, String key, Map<String, String> settings) throws IOException {
-        this(bucket, key, settings, null, (String) null, -1, null, -1);
+        this(bucket, key, settings, null, (String) null, -1, -1, null, -1);
     }
 
     /**
@@ -83,7 +83,7 @@ public final class S3NativeInputStream extends InputStream {
     public static S3NativeInputStream open(String bucket, String key, Map<String, String> settings, CredentialSource credentials,
             ReadPolicy policy, long length, String etag) throws IOException {
         return new S3NativeInputStream(bucket, key, settings, credentials, Objects.requireNonNull(policy, "policy").name(), length,
-                etag, -1);
+                -1, etag, -1);
     }
 
     /**
@@ -96,7 +96,7 @@ public final class S3NativeInputStream extends InputStream {
      */
     public static S3NativeInputStream open(String bucket, String key, Map<String, String> settings, CredentialSource credentials,
             String policy, long length, String etag) throws IOException {
-        return new S3NativeInputStream(bucket, key, settings, credentials, policy, length, etag, -1);
+        return new S3NativeInputStream(bucket, key, settings, credentials, policy, length, -1, etag, -1);
     }
 
     /**
@@ -107,14 +107,28 @@ public final class S3NativeInputStream extends InputStream {
      */
     public static S3NativeInputStream open(String bucket, String key, Map<String, String> settings, CredentialSource credentials,
             String policy, long length, String etag, long splitEnd) throws IOException {
-        return new S3NativeInputStream(bucket, key, settings, credentials, policy, length, etag, splitEnd);
+        return new S3NativeInputStream(bucket, key, settings, credentials, policy, length, -1, etag, splitEnd);
+    }
+
+    /**
+     * {@link #open(String, String, Map, CredentialSource, String, long, String, long)} with a
+     * length the caller declares without a file status ({@code declaredLength}, openFile's
+     * {@code fs.option.openfile.length}; -1: none), used when {@code length} is -1 as the S3A
+     * input stream of the settings uses it ({@code fs.s3a.input.stream.type} by the Hadoop line's
+     * rule, {@code fs.s3a.native.input.stream.rule}): the classic and prefetching streams trust
+     * it (no HEAD); the analytics stream, given no {@code etag}, does not, and the native reader
+     * then sends a HEAD for the real length and ETag ({@link #getLength()} is the real one).
+     */
+    public static S3NativeInputStream open(String bucket, String key, Map<String, String> settings, CredentialSource credentials,
+            String policy, long length, long declaredLength, String etag, long splitEnd) throws IOException {
+        return new S3NativeInputStream(bucket, key, settings, credentials, policy, length, declaredLength, etag, splitEnd);
     }
 
     private S3NativeInputStream(String bucket, String key, Map<String, String> settings, CredentialSource credentials,
-            String policy, long length, String etag, long splitEnd) throws IOException {
+            String policy, long length, long declaredLength, String etag, long splitEnd) throws IOException {
         Native.load();
         String[] kv = S3NativeOutputStream.toArray(settings);
-        String options = options(policy, length, etag, splitEnd);
+        String options = options(policy, length, declaredLength, etag, splitEnd);
         long ptr = CredentialSource.with(credentials, c -> Native.openReader(bucket, key, kv, c, options));
         this.handle = new NativeHandle(ptr, Native::freeReader);
         CLEANER.register(this, handle);
@@ -125,13 +139,16 @@ public final class S3NativeInputStream extends InputStream {
     }
 
     /** The native reader's options (ReadOptions of native/src/reader.rs) as JSON by name; unknowns left out. */
-    static String options(String policy, long length, String etag, long splitEnd) {
+    static String options(String policy, long length, long declaredLength, String etag, long splitEnd) {
         StringBuilder b = new StringBuilder("{");
         if (policy != null) {
             b.append("\"policy\":").append(json(policy));
         }
         if (length >= 0) {
             b.append(b.length() > 1 ? "," : "").append("\"length\":").append(length);
+        }
+        if (declaredLength >= 0) {
+            b.append(b.length() > 1 ? "," : "").append("\"declared_length\":").append(declaredLength);
         }
         if (etag != null) {
             b.append(b.length() > 1 ? "," : "").append("\"etag\":").append(json(etag));
@@ -166,7 +183,7 @@ public final class S3NativeInputStream extends InputStream {
         return key;
     }
 
-    /** The object's length in bytes, as given at open or found by the HEAD. */
+    /** The object's length in bytes, as given (or declared and used) at open, or found by the HEAD. */
     public long getLength() {
         return length;
     }

@@ -517,7 +517,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         String reason = readFallbackReason();
         if (reason == null) {
             try {
-                return openNative(path, null, -1, null, -1);
+                return openNative(path, null, -1, -1, null, -1);
             } catch (UnsupportedSettingException e) {
                 reason = e.getSetting() != null ? e.getSetting() : e.getMessage();
             }
@@ -566,16 +566,17 @@ public class NativeS3AFileSystem extends S3AFileSystem {
                 // The length of a status is the object's: no HEAD. Its ETag, where it has one (quoted
                 // or not: the native reader takes both forms), pins every GET; a status without one
                 // (Spark's) leaves the native reader to pin the ETag of the first GET's answer.
-                // Without a status, the length option is trusted as S3A trusts it (no HEAD, the
-                // first GET's ETag pinned): reads stop at a shorter one, and inside a longer one a
-                // read past the object's real end gets end of file from S3's answer.
+                // Without a status, the length option goes to the native reader as declared: it
+                // uses it as the S3A input stream of the settings does (fs.s3a.input.stream.type
+                // by the line's rule, the core's StreamType): classic trusts it, analytics HEADs.
                 String etag = status instanceof org.apache.hadoop.fs.EtagSource
                         ? ((org.apache.hadoop.fs.EtagSource) status).getEtag() : null;
                 if (etag != null && etag.isEmpty()) {
                     etag = null;
                 }
-                long length = status != null ? status.getLen() : declaredLength(options);
-                result.complete(openNative(path, policy, length, etag, splitEnd(options)));
+                long length = status != null ? status.getLen() : -1;
+                long declared = status != null ? -1 : declaredLength(options);
+                result.complete(openNative(path, policy, length, declared, etag, splitEnd(options)));
                 return result;
             } catch (UnsupportedSettingException e) {
                 reason = e.getSetting() != null ? e.getSetting() : e.getMessage();
@@ -609,7 +610,8 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         }
     }
 
-    private FSDataInputStream openNative(Path path, String policy, long length, String etag, long splitEnd) throws IOException {
+    private FSDataInputStream openNative(Path path, String policy, long length, long declaredLength, String etag, long splitEnd)
+            throws IOException {
         Credentials credentials = this.credentials;
         if (credentials == null) {
             throw new IOException("s3native: FileSystem is closed: " + getUri());
@@ -622,7 +624,7 @@ public class NativeS3AFileSystem extends S3AFileSystem {
         S3NativeInputStream in;
         try {
             in = S3NativeInputStream.open(getBucket(), key, withReferrer(settings.map, span), credentials.source, policy,
-                    length, etag, splitEnd);
+                    length, declaredLength, etag, splitEnd);
         } finally {
             span.deactivate();
         }

@@ -361,10 +361,9 @@ class NativeS3AInputStream extends FSInputStream
 
     /**
      * The stream's figures in S3A's names (the native reader's mapping,
-     * native/src/reader/s3a.rs), plus what only this stream knows: {@code stream_read_close_operations},
-     * and the GETs under the name S3A's stream times them by, {@code action_http_get_request}
-     * (every GET: {@code stream_read_opened}; its {@code .failures}: the failed ones,
-     * {@code stream_read_exceptions}), which ITestCommitOperationCost reads for a {@code .pending} load.
+     * native/src/reader/s3a.rs, with the GETs as {@code action_http_get_request}, which
+     * ITestCommitOperationCost reads for a {@code .pending} load), plus what only this stream
+     * knows: {@code stream_read_close_operations}.
      */
     private IOStatisticsSnapshot snapshot(boolean closing) {
         IOStatisticsSnapshot snap;
@@ -375,8 +374,6 @@ class NativeS3AInputStream extends FSInputStream
         }
         Map<String, Long> c = snap.counters();
         c.put("stream_read_close_operations", closing || closed.get() ? 1L : 0L);
-        c.put(ACTION_HTTP_GET_REQUEST, c.getOrDefault("stream_read_opened", 0L));
-        c.put(ACTION_HTTP_GET_REQUEST + ".failures", c.getOrDefault("stream_read_exceptions", 0L));
         return snap;
     }
 

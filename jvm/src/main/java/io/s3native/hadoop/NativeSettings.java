@@ -26,9 +26,11 @@ import org.apache.hadoop.conf.Configuration;
  * ({@link NativeS3AFileSystem}, {@code shareCredentials}), so every provider S3A accepts works
  * natively, in S3A's order, with S3A's per-bucket options.
  *
- * <p>Two facts of the JVM go in by name, for the core to apply: {@code fs.s3a.native.region.rule},
+ * <p>Three facts of the JVM go in by name, for the core to apply: {@code fs.s3a.native.region.rule},
  * the Hadoop line whose rule derives the signing region when {@code fs.s3a.endpoint.region} is
- * unset (found by reflection on hadoop-aws's {@code Constants}); and
+ * unset (found by reflection on hadoop-aws's {@code Constants}); {@code fs.s3a.native.input.stream.rule},
+ * the Hadoop line whose rule picks S3A's input stream type from {@code fs.s3a.input.stream.type}
+ * and {@code fs.s3a.prefetch.enabled} (found likewise, {@link #streamRule}); and
  * {@code fs.s3a.native.trusted.certificates}, the certificates of the JVM's truststore
  * ({@code javax.net.ssl.trustStore}, {@code .trustStoreType}, {@code .trustStorePassword}) as
  * PEM, when that property is set, so a private CA the JVM trusts is trusted natively too. A
@@ -44,6 +46,8 @@ final class NativeSettings {
     static final String CREDENTIALS_PROVIDER = "fs.s3a.aws.credentials.provider";
 
     static final String REGION_RULE = "fs.s3a.native.region.rule";
+    static final String STREAM_RULE = "fs.s3a.native.input.stream.rule";
+    static final String STREAM_INTEGRATION = "org.apache.hadoop.fs.s3a.impl.streams.StreamIntegration";
     static final String TRUSTED_CERTIFICATES = "fs.s3a.native.trusted.certificates";
     static final String KEYS_FROM_DEFAULTS = "fs.s3a.native.keys.from.defaults";
     static final String S3A_CONSTANTS = "org.apache.hadoop.fs.s3a.Constants";
@@ -97,6 +101,7 @@ final class NativeSettings {
             m.remove(KEYS_FROM_DEFAULTS);
         }
         m.putIfAbsent(REGION_RULE, regionRule(org.apache.hadoop.fs.s3a.S3AFileSystem.class.getClassLoader()));
+        m.putIfAbsent(STREAM_RULE, streamRule(org.apache.hadoop.fs.s3a.S3AFileSystem.class.getClassLoader()));
         if (!m.containsKey(TRUSTED_CERTIFICATES)) {
             try {
                 String pem = jvmTrustedCertificates();
@@ -152,6 +157,26 @@ final class NativeSettings {
             return hasField(constants, "AWS_S3_DEFAULT_REGION") ? "3.4.1" : "3.3";
         } catch (ClassNotFoundException e) {
             throw new IllegalStateException("hadoop-aws is not on the classpath", e);
+        }
+    }
+
+    /**
+     * The input-stream rule of the hadoop-aws on the classpath (the core's
+     * {@code config::read::StreamRule}): {@code 3.4.1} when its Constants has no
+     * INPUT_STREAM_TYPE (3.3.x to 3.4.1); else by the default StreamIntegration declares
+     * ({@code DEFAULT_STREAM_TYPE}): {@code 3.4.2} for the classic stream (3.4.2),
+     * {@code 3.4.3} for another (the analytics stream: 3.4.3, 3.5.x).
+     */
+    static String streamRule(ClassLoader loader) {
+        try {
+            Class<?> constants = Class.forName(S3A_CONSTANTS, false, loader);
+            if (!hasField(constants, "INPUT_STREAM_TYPE")) {
+                return "3.4.1";
+            }
+            Object type = Class.forName(STREAM_INTEGRATION, true, loader).getField("DEFAULT_STREAM_TYPE").get(null);
+            return type instanceof Enum && ((Enum<?>) type).name().equalsIgnoreCase("classic") ? "3.4.2" : "3.4.3";
+        } catch (ClassNotFoundException | NoSuchFieldException | IllegalAccessException e) {
+            throw new IllegalStateException("cannot tell the input stream rule of the hadoop-aws on the classpath", e);
         }
     }
 
