@@ -32,7 +32,9 @@ pub struct UploadResult {
     pub length: u64,
     /// True when the object is visible (Publish mode), false for a deferred upload.
     pub completed: bool,
-    /// The writer's statistics at close.
+    /// The writer's statistics at close; all zero when the JSON has none (a result built
+    /// only to abort an upload: bucket, key, upload id).
+    #[serde(default)]
     pub statistics: Statistics,
 }
 
@@ -136,6 +138,14 @@ mod tests {
             completed: false,
             statistics: Statistics::default(),
         }
+    }
+
+    #[test]
+    fn a_result_without_statistics_reads_with_zero_statistics() {
+        let json = r#"{"bucket":"b","key":"k","upload_id":"u","etags":[],"length":0,"completed":false}"#;
+        let r = UploadResult::from_json(json).expect("a result without statistics is readable");
+        assert_eq!(r.statistics, Statistics::default());
+        assert_eq!((r.bucket.as_str(), r.key.as_str(), r.upload_id.as_deref()), ("b", "k", Some("u")));
     }
 
     #[test]
