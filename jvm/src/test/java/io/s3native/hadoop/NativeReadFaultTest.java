@@ -46,6 +46,7 @@ class NativeReadFaultTest {
         stockConf.set("fs.s3a.input.stream.type", "classic");
         stock = HadoopS3.fs(bucket, stockConf);
         Configuration conf = HadoopS3.conf(true);
+        conf.set("fs.s3a.input.stream.type", "classic"); // the native reader follows it: as stock
         conf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
         // Small sizes: small objects whole and larger ones by read-ahead, without large objects.
         conf.set("fs.s3a.native.read.small.object.size", "256K");

@@ -64,6 +64,7 @@ class NativeReadTest {
         stock = HadoopS3.fs(bucket, stockConf);
         Configuration conf = HadoopS3.conf(true);
         conf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail"); // every open here must be native
+        conf.set("fs.s3a.input.stream.type", "classic"); // the native reader follows it: compared with stock's
         ours = (NativeS3AFileSystem) HadoopS3.fs(bucket, conf);
         large = HadoopS3.data(LARGE, 1);
         small = HadoopS3.data(SMALL, 2);

@@ -66,6 +66,7 @@ class NativeVectoredReadTest {
         Configuration stockConf = HadoopS3.conf(false);
         stockConf.set("fs.s3a.input.stream.type", "classic");
         Configuration nativeConf = HadoopS3.conf(true);
+        nativeConf.set("fs.s3a.input.stream.type", "classic"); // the native reader follows it: as stock
         nativeConf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
         byte[] data = HadoopS3.data(LEN, 11);
         Path p = new Path("/v.bin");
@@ -112,6 +113,7 @@ class NativeVectoredReadTest {
         Configuration stockConf = HadoopS3.conf(false);
         stockConf.set("fs.s3a.input.stream.type", "classic");
         Configuration nativeConf = HadoopS3.conf(true);
+        nativeConf.set("fs.s3a.input.stream.type", "classic"); // the native reader follows it: as stock
         nativeConf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
         int len = 64 * 1024;
         long declared = len + 1024;
@@ -161,6 +163,7 @@ class NativeVectoredReadTest {
         Configuration stockConf = HadoopS3.conf(false);
         stockConf.set("fs.s3a.input.stream.type", "classic");
         Configuration nativeConf = HadoopS3.conf(true);
+        nativeConf.set("fs.s3a.input.stream.type", "classic"); // the native reader follows it: as stock
         nativeConf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
         int len = 64 * 1024;
         byte[] data = HadoopS3.data(len, 5);
@@ -200,6 +203,7 @@ class NativeVectoredReadTest {
         Configuration stockConf = HadoopS3.conf(false);
         stockConf.set("fs.s3a.input.stream.type", "classic");
         Configuration nativeConf = HadoopS3.conf(true);
+        nativeConf.set("fs.s3a.input.stream.type", "classic"); // the native reader follows it: as stock
         nativeConf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
         byte[] data = HadoopS3.data(LEN, 6);
         Path p = new Path("/stop.bin");
