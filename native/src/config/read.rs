@@ -372,7 +372,7 @@ mod tests {
     #[test]
     fn the_stream_type_follows_the_lines_rule() {
         let t = |pairs: &[(&str, &str)]| {
-            let s = pairs.iter().fold(Settings::new(), |s, (k, v)| s.with(k, v));
+            let s = pairs.iter().fold(Settings::new(), |s, (k, v)| s.with(*k, *v));
             ReadConfig::resolve(&s, "b").map(|c| c.stream_type)
         };
         let rule = "fs.s3a.native.input.stream.rule";
