@@ -294,7 +294,7 @@ fn stopped_vectored_reads_fail_the_ranges_not_yet_taken() {
     std::thread::sleep(std::time::Duration::from_millis(300)); // let some bytes arrive
     assert_eq!(r.stop_vectored("closed"), 1);
     let e = v.next().expect("an error").expect_err("stopped");
-    assert_eq!(e.kind(), ErrorKind::Interrupted, "{e}");
+    assert_eq!(e.kind(), ErrorKind::Stopped, "a stop is no interrupt of the caller: {e}");
     assert!(e.message().contains(&key) && e.message().contains("closed with ranges in flight"), "{e}");
     assert!(v.next().is_none(), "nothing after the stop");
     assert_eq!(r.stop_vectored("closed"), 0, "a stopped read is stopped once");
@@ -305,7 +305,7 @@ fn stopped_vectored_reads_fail_the_ranges_not_yet_taken() {
     assert_same_bytes(&got, &bytes[ranges[i].start as usize..ranges[i].end as usize], "the first range");
     r.unbuffer();
     let e = v.next().expect("an error").expect_err("stopped");
-    assert_eq!(e.kind(), ErrorKind::Interrupted, "{e}");
+    assert_eq!(e.kind(), ErrorKind::Stopped, "{e}");
     assert!(e.message().contains("unbuffered with ranges in flight"), "{e}");
     assert!(v.next().is_none());
     drop(v);
@@ -688,4 +688,78 @@ fn a_footer_buffer_serves_vectored_ranges_and_sinks_get_the_bytes_in_order() {
     // A sink's error ends the read with it.
     let e = r.read_at_to(0, 10, &mut |_, _| Err(s3native::Error::invalid_argument("sink full")), &|| false).expect_err("sink error");
     assert_eq!(e.message(), "sink full");
+}
+
+/// `prefetch_hits` counts only bytes a prefetch fetched before the read asked: the whole
+/// object or a read-ahead block a read starts for itself is a miss, not also a hit.
+#[test]
+fn a_get_a_read_starts_itself_is_no_prefetch_hit() {
+    require_server!();
+    let b = TestBucket::new("reader-hits");
+    let key = b.key("hits.bin");
+    let bytes = data(11, 3 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    // Adaptive: the first read fetches the small object whole for itself; the next read finds it.
+    let settings = read_settings(direct(&b)).with("fs.s3a.native.read.small.object.size", "4M");
+    let mut r = Reader::open(&b.bucket, &key, &settings, ReadOptions::default()).unwrap();
+    let mut buf = vec![0u8; 1000];
+    assert_eq!(r.read(0, &mut buf).unwrap(), 1000);
+    let s = r.statistics();
+    assert_eq!((s.gets_whole, s.prefetch_hits, s.prefetch_misses), (1, 0, 1), "the first read missed, no hit: {s:?}");
+    assert_eq!(r.read(1000, &mut buf).unwrap(), 1000);
+    assert_eq!(r.read_at(2 * MIB as u64, &mut buf).unwrap(), 1000);
+    let s = r.statistics();
+    assert_eq!((s.prefetch_hits, s.prefetch_misses), (2, 1), "the later reads hit: {s:?}");
+    drop(r);
+    // Sequential: a read spanning three 1 MiB read-ahead blocks that it starts itself hits none.
+    let mut r = Reader::open(&b.bucket, &key, &read_settings(direct(&b)), ReadOptions { policy: Some(ReadPolicy::Sequential), ..Default::default() })
+        .unwrap();
+    let mut big = vec![0u8; 3 * MIB - 10];
+    assert_eq!(r.read(0, &mut big).unwrap(), big.len());
+    assert_same_bytes(&big, &bytes[..big.len()], "sequential");
+    let s = r.statistics();
+    assert_eq!(s.prefetch_hits, 0, "every block was the read's own: {s:?}");
+}
+
+/// `bytes_discarded` counts each fetched byte at most once: bytes handed over twice from one
+/// buffer (a stream read, then a pread and a stream read of the same bytes) are read once,
+/// and the rest is discarded when the buffer is dropped.
+#[test]
+fn bytes_read_twice_from_a_buffer_are_not_counted_twice() {
+    require_server!();
+    let b = TestBucket::new("reader-discard");
+    let key = b.key("discard.bin");
+    let bytes = data(12, MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let mut r = Reader::open(&b.bucket, &key, &direct(&b), ReadOptions { policy: Some(ReadPolicy::Random), ..Default::default() }).unwrap();
+    let mut buf = vec![0u8; 100];
+    assert_eq!(r.read(0, &mut buf).unwrap(), 100);
+    assert_eq!(r.read_at(0, &mut buf).unwrap(), 100);
+    assert_eq!(r.read(50, &mut buf).unwrap(), 100);
+    assert_eq!(&buf[..], &bytes[50..150]);
+    r.unbuffer();
+    let s = r.statistics();
+    assert_eq!(s.gets_random, 1, "one GET of the minimum size served all three: {s:?}");
+    assert_eq!(s.bytes_discarded, s.bytes_fetched - 150, "bytes 0..150 were read, the rest discarded: {s:?}");
+}
+
+/// [`Reader::controls`] stops a reader's vectored reads from another thread while a stream
+/// read holds the reader (the JNI layer's lock), and the stop always lands.
+#[test]
+fn controls_stop_vectored_reads_while_a_stream_read_holds_the_reader() {
+    require_server!();
+    let b = TestBucket::new("reader-controls");
+    let key = b.key("controls.bin");
+    let bytes = data(13, 2 * MIB);
+    put(&direct(&b), &b, &key, &bytes);
+    let r = Reader::open(&b.bucket, &key, &direct(&b), ReadOptions { policy: Some(ReadPolicy::Random), ..Default::default() }).unwrap();
+    let controls = r.controls();
+    let held = std::sync::Arc::new(std::sync::RwLock::new(r));
+    let mut v = held.read().unwrap().read_ranges(&[0..1000, MIB as u64..MIB as u64 + 1000]).unwrap();
+    let guard = held.write().unwrap(); // as a stream read holds it
+    assert_eq!(controls.stop_vectored("closed"), 1);
+    assert!(controls.statistics().vectored_operations == 1);
+    let e = v.next_range_with(&|| false).expect("an error").expect_err("stopped");
+    assert_eq!((e.range, e.error.kind()), (None, ErrorKind::Stopped), "{e}");
+    drop(guard);
 }

@@ -236,3 +236,62 @@ fn vectored_ranges_past_the_real_end_fail_and_past_the_declared_length_fail_at_t
     assert_eq!((e.kind(), e.s3_code()), (ErrorKind::EndOfFile, None), "{e}");
     assert_eq!(r.statistics().gets_whole, 1);
 }
+
+#[test]
+fn a_vectored_range_past_the_real_end_fails_alone_and_the_other_ranges_complete() {
+    require_server!();
+    let b = TestBucket::new("declen-vec-alone");
+    let key = b.key("alone.bin");
+    let bytes = data(5, 1000);
+    put(&direct(&b), &b, &key, &bytes);
+    // Coalesced into one GET (answered short), and one GET per range (holes of 1 byte: the
+    // ranges past the real end each get a 416).
+    for hole in ["1M", "1"] {
+        let settings = proxied(&b).with("fs.s3a.native.read.vectored.hole.size", hole);
+        let r = Reader::open(&b.bucket, &key, &settings, declared(5000, ReadPolicy::Random)).expect("open");
+        // Range 0 starts past the real end, range 2 runs across it; 1 and 3 are inside.
+        let ranges = [2000..2100, 0..10, 990..1010, 500..600];
+        let mut v = r.read_ranges(&ranges).unwrap();
+        let (mut ok, mut failed) = (Vec::new(), Vec::new());
+        while let Some(item) = v.next_range_with(&|| false) {
+            match item {
+                Ok((i, got)) => {
+                    assert_eq!(&got[..], &bytes[ranges[i].start as usize..ranges[i].end as usize], "hole {hole}: range {i}");
+                    ok.push(i);
+                }
+                Err(e) => {
+                    assert_eq!(e.error.kind(), ErrorKind::EndOfFile, "hole {hole}: {e}");
+                    failed.push(e.range.expect("the failed range is named"));
+                }
+            }
+        }
+        ok.sort();
+        failed.sort();
+        assert_eq!((ok, failed), (vec![1, 3], vec![0, 2]), "hole {hole}: only the ranges past the real end fail");
+    }
+}
+
+#[test]
+fn a_416_records_where_the_object_ends() {
+    require_server!();
+    let b = TestBucket::new("declen-416");
+    let key = b.key("end.bin");
+    let bytes = data(6, 1000);
+    put(&direct(&b), &b, &key, &bytes);
+    let proxy = FaultProxy::take();
+    let mut r = Reader::open(&b.bucket, &key, &proxied(&b), declared(5000, ReadPolicy::Random)).expect("open");
+    let mut buf = [0u8; 10];
+    assert_eq!(r.read(3000, &mut buf).unwrap(), 0, "past the real end: 416, end of file");
+    assert_eq!(wire(&proxy, &key), (1, 1, 0));
+    // The 416 said the object ends at or before 3000: a read going on there (as after a short
+    // answer) and a pread there are the end of file without another GET.
+    assert_eq!(r.read(3000, &mut buf).unwrap(), 0);
+    assert_eq!(r.read_at(3000, &mut buf).unwrap(), 0);
+    assert_eq!(wire(&proxy, &key), (1, 1, 0), "no GET after the 416 for the same end");
+    // A read inside the real end still gets its bytes, and one further on still asks S3 (as
+    // S3A does: ITestS3AOpenCost counts a GET per read past the end).
+    assert_eq!(r.read_at(990, &mut buf).unwrap(), 10);
+    assert_eq!(&buf, &bytes[990..]);
+    assert_eq!(r.read(3001, &mut buf).unwrap(), 0);
+    assert_eq!(wire(&proxy, &key), (3, 2, 0));
+}

@@ -46,6 +46,12 @@ pub enum ErrorKind {
     /// longer than the object, a range past its real end (S3's 416: code `InvalidRange`).
     /// Java's `EOFException`.
     EndOfFile = 11,
+    /// The reader stopped a vectored read in progress ([`Reader::stop_vectored`](crate::Reader::stop_vectored):
+    /// the stream was closed or unbuffered) before this range was taken: the caller asked
+    /// nothing to stop, so, unlike [`ErrorKind::Interrupted`], no thread's interrupt is
+    /// implied. Java's `InterruptedIOException` without the thread's interrupt flag set (as
+    /// S3A fails the ranges of a vectored read its stream's close or unbuffer cancelled).
+    Stopped = 12,
 }
 
 /// A failure of the native writer. Cheap to clone: the first failure of a writer is kept and

@@ -55,6 +55,8 @@ pub const S3N_ERR_INTERNAL: i32 = 9;
 pub const S3N_ERR_ALREADY_EXISTS: i32 = 10;
 /// A read past the end of the object (a vectored range ending past it); nothing was read.
 pub const S3N_ERR_EOF: i32 = 11;
+/// A vectored read stopped by its reader (closed, unbuffered) before this range was taken.
+pub const S3N_ERR_STOPPED: i32 = 12;
 
 // The codes are ErrorKind's discriminants.
 const _: () = assert!(
@@ -69,6 +71,7 @@ const _: () = assert!(
         && S3N_ERR_INTERNAL == ErrorKind::Internal as i32
         && S3N_ERR_ALREADY_EXISTS == ErrorKind::AlreadyExists as i32
         && S3N_ERR_EOF == ErrorKind::EndOfFile as i32
+        && S3N_ERR_STOPPED == ErrorKind::Stopped as i32
 );
 
 /// `mode` of `s3n_writer_open`: close completes the upload (or sends one PUT).
@@ -1014,7 +1017,11 @@ pub unsafe extern "C" fn s3n_reader_read_ranges(
 /// The next range to complete, blocking until one does: `*index` is its position in the
 /// request, `*data`/`*len` its bytes (owned by `vectored`, valid until the next call or
 /// `s3n_vectored_free`). When every range was delivered, `*index` is `SIZE_MAX` and `*len`
-/// 0. A failed GET (or an object changed since open) is reported once, as an error.
+/// 0. A failure is reported once, as an error, with `*index` saying what failed: a range's
+/// own index when that range failed alone (`S3N_ERR_EOF`: it runs past the object's real
+/// end, inside a declared length longer than the object), and later calls deliver the
+/// other ranges; `SIZE_MAX` when the whole read failed (a GET that failed after retries, an
+/// object changed since open, `S3N_ERR_STOPPED`), and nothing more is delivered.
 ///
 /// # Safety
 /// `vectored` is live; `index`, `data` and `len` are valid pointers.
@@ -1032,14 +1039,16 @@ pub unsafe extern "C" fn s3n_vectored_next(
             return Err(Error::invalid_argument("index, data or len is NULL"));
         }
         v.current = None;
-        match v.read.next() {
-            None => {
-                *index = usize::MAX;
-                *data = ptr::null();
-                *len = 0;
+        *index = usize::MAX;
+        *data = ptr::null();
+        *len = 0;
+        match v.read.next_range_with(&|| false) {
+            None => {}
+            Some(Err(e)) => {
+                *index = e.range.unwrap_or(usize::MAX);
+                return Err(e.error);
             }
-            Some(got) => {
-                let (i, bytes) = got?;
+            Some(Ok((i, bytes))) => {
                 *index = i;
                 *data = bytes.as_ptr();
                 *len = bytes.len();

@@ -12,8 +12,10 @@
 //! alive while a vectored read of it is open.
 //!
 //! Threads: stream reads and `unbuffer` take the reader exclusively ([`Reader::read`] and
-//! [`Reader::unbuffer`] take `&mut self`); positioned reads, vectored reads and statistics
-//! share it, so preads from several threads run at once.
+//! [`Reader::unbuffer`] take `&mut self`); positioned and vectored reads share it, so preads
+//! from several threads run at once. Statistics and `stopVectored` go through the reader's
+//! [`ReaderControls`], outside that lock: they never wait for a read in progress, and a stop
+//! always lands.
 //!
 //! Copies: one per byte. A direct `ByteBuffer` is filled by the reader itself (no Java-side
 //! copy); a `byte[]` by `SetByteArrayRegion` straight from the reader's buffers
@@ -29,11 +31,13 @@ use ::jni::sys::{jbyte, jint, jlong, jsize};
 use ::jni::{jni_sig, jni_str, Env, EnvUnowned};
 
 use super::{call, check_range, java_thread_interrupted, probe, settings, string, to_java, with_credentials, Failure, Result};
-use crate::{Error, ErrorKind, ReadOptions, Reader, VectoredRead};
+use crate::{Error, ErrorKind, ReadOptions, Reader, ReaderControls, VectoredRead};
 
-/// A reader behind a handle: exclusive for stream reads, shared for the rest.
+/// A reader behind a handle: exclusive for stream reads, shared for positioned and vectored
+/// reads; its controls (statistics, stopping vectored reads) outside the lock.
 struct JniReader {
     reader: RwLock<Reader>,
+    controls: ReaderControls,
 }
 
 /// A vectored read behind a handle.
@@ -192,7 +196,8 @@ pub extern "system" fn Java_io_s3native_Native_openReader<'local>(
         };
         let raw_env = probe_env(env);
         let reader = Reader::open_with(&bucket, &key, &settings, options, &|| java_thread_interrupted(raw_env))?;
-        Ok(Box::into_raw(Box::new(JniReader { reader: RwLock::new(reader) })) as jlong)
+        let controls = reader.controls();
+        Ok(Box::into_raw(Box::new(JniReader { reader: RwLock::new(reader), controls })) as jlong)
     })
 }
 
@@ -316,20 +321,25 @@ pub extern "system" fn Java_io_s3native_Native_readRanges<'local>(
                 Ok(o..o.saturating_add(l))
             })
             .collect::<std::result::Result<Vec<Range<u64>>, Error>>()?;
-        let v = r.reader.read().map_err(|_| poisoned())?.read_ranges(&ranges)?;
+        // Interruptible: a Java interrupt ends a wait for the budget (nothing is left running).
+        let raw_env = probe_env(env);
+        let v = r.reader.read().map_err(|_| poisoned())?.read_ranges_with(&ranges, &|| java_thread_interrupted(raw_env))?;
         Ok(Box::into_raw(Box::new(JniVectored { ranges: Mutex::new(v) })) as jlong)
     })
 }
 
-/// `static native int vectoredNext(long vectored, ByteBuffer[] buffers)`: waits for the next
-/// range ([`VectoredRead::next_with`]), copies it into `buffers[index]` from its position,
-/// returns `index`; -1 when every range was delivered; a failed range throws.
+/// `static native int vectoredNext(long vectored, ByteBuffer[] buffers, int[] failed)`: waits
+/// for the next range ([`VectoredRead::next_range_with`]), copies it into `buffers[index]`
+/// from its position, returns `index`; -1 when every range was delivered. A failure throws,
+/// with `failed[0]` the index of the range that failed alone (the others are still
+/// delivered by later calls), or -1 when the whole read failed.
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_vectoredNext<'local>(
     unowned: EnvUnowned<'local>,
     _class: JClass<'local>,
     v: jlong,
     buffers: JObjectArray<'local, JObject<'local>>,
+    failed: JIntArray<'local>,
 ) -> jint {
     call(unowned, |env| {
         if v == 0 {
@@ -337,14 +347,19 @@ pub extern "system" fn Java_io_s3native_Native_vectoredNext<'local>(
         }
         // SAFETY: a live handle from readRanges (see the module doc).
         let vectored = unsafe { &*(v as *const JniVectored) };
-        if buffers.is_null() {
-            return Err(Error::invalid_argument("the buffers are null").into());
+        if buffers.is_null() || failed.is_null() || failed.len(env)? < 1 {
+            return Err(Error::invalid_argument("the buffers are null, or the failed index has no room").into());
         }
         let raw_env = probe_env(env);
-        let next = vectored.ranges.lock().map_err(|_| poisoned())?.next_with(&|| java_thread_interrupted(raw_env));
+        let next = vectored.ranges.lock().map_err(|_| poisoned())?.next_range_with(&|| java_thread_interrupted(raw_env));
+        let index = match &next {
+            Some(Err(e)) => e.range.and_then(|i| jint::try_from(i).ok()).unwrap_or(-1),
+            _ => -1,
+        };
+        failed.set_region(env, 0, &[index])?;
         match next {
             None => Ok(-1),
-            Some(Err(e)) => Err(e.into()),
+            Some(Err(e)) => Err(e.error.into()),
             Some(Ok((index, bytes))) => {
                 let count = buffers.len(env)?;
                 if index >= count {
@@ -374,15 +389,10 @@ pub extern "system" fn Java_io_s3native_Native_freeVectored<'local>(unowned: Env
 
 /// `static native int stopVectored(long handle)`: [`Reader::stop_vectored`] at close (the
 /// reader itself lives on until its vectored reads are freed); returns how many it stopped.
-/// Never waits: while a stream read holds the reader on another thread, nothing is stopped
-/// (-1) and those vectored reads end when they are freed.
+/// Never waits for a read in progress on another thread ([`ReaderControls`]), and always stops.
 #[no_mangle]
 pub extern "system" fn Java_io_s3native_Native_stopVectored<'local>(unowned: EnvUnowned<'local>, _class: JClass<'local>, h: jlong) -> jint {
-    call(unowned, |_env| match reader(h)?.reader.try_read() {
-        Ok(r) => Ok(r.stop_vectored("closed") as jint),
-        Err(std::sync::TryLockError::WouldBlock) => Ok(-1),
-        Err(std::sync::TryLockError::Poisoned(_)) => Err(poisoned()),
-    })
+    call(unowned, |_env| Ok(reader(h)?.controls.stop_vectored("closed").min(i32::MAX as usize) as jint))
 }
 
 /// `static native void unbuffer(long handle)`: [`Reader::unbuffer`].
@@ -402,7 +412,7 @@ pub extern "system" fn Java_io_s3native_Native_readerStatistics<'local>(
     h: jlong,
 ) -> JObject<'local> {
     call(unowned, |env| {
-        let stats = reader(h)?.reader.read().map_err(|_| poisoned())?.statistics();
+        let stats = reader(h)?.controls.statistics();
         to_java(env, &stats)
     })
 }
@@ -416,7 +426,7 @@ pub extern "system" fn Java_io_s3native_Native_readerS3aStatistics<'local>(
     h: jlong,
 ) -> JObject<'local> {
     call(unowned, |env| {
-        let stats = reader(h)?.reader.read().map_err(|_| poisoned())?.statistics();
+        let stats = reader(h)?.controls.statistics();
         to_java(env, &crate::read_iostatistics(&stats))
     })
 }

@@ -110,7 +110,7 @@ pub use self::parquet::{ParquetCompression, ParquetOptions, ParquetResult, Parqu
 /// stream interface structs), re-exported so callers name the same versions.
 pub use arrow_array;
 pub use arrow_schema;
-pub use reader::{global_read_statistics, read_iostatistics, ReadOptions, ReadPolicy, ReadStatistics, Reader, StreamType, VectoredRead};
+pub use reader::{global_read_statistics, read_iostatistics, ReadOptions, ReadPolicy, ReadStatistics, Reader, ReaderControls, StreamType, VectoredError, VectoredRead};
 pub use result::UploadResult;
 pub use stats::{DurationSummary, RequestCounts, RequestKind, Statistics};
 pub use writer::{abort_open_uploads, AbortHandle, Mode, SharedWriter, Writer, WriterState};

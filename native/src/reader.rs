@@ -22,7 +22,8 @@
 //!   whose connection stays at the end of its answer); a GET starting at or past the real end
 //!   (S3's 416 `InvalidRange`) is the end of file: 0 bytes for a stream or positioned read, an
 //!   [`ErrorKind::EndOfFile`] range of a vectored read (code `InvalidRange`), and so is a
-//!   vectored range that runs past it. Read-ahead stops where an answer showed the end.
+//!   vectored range that runs past it: that range fails alone, the others are delivered.
+//!   Read-ahead stops where an answer (a short one, a 416) showed the end.
 //! - Every GET carries `If-Match: <etag>`: an object overwritten while it is read fails the
 //!   read with [`ErrorKind::Io`] naming the key and saying it changed since open, with S3's
 //!   code `PreconditionFailed` ([`Error::s3_code`]; S3A's `RemoteFileChangedException`), never
@@ -67,7 +68,9 @@
 //!
 //! # Threads
 //! `read` and `unbuffer` take `&mut self`; `read_at`, `read_ranges` and `statistics` take
-//! `&self` and may run from several threads at once. Blocking calls must run on a plain
+//! `&self` and may run from several threads at once. [`Reader::controls`] gives another
+//! thread the statistics and [`Reader::stop_vectored`] without the reader (a boundary that
+//! locks the reader for a stream read uses it: they never wait for that read). Blocking calls must run on a plain
 //! thread, not on an async runtime; the `*_with` forms poll `interrupted` every 50 ms and
 //! return [`ErrorKind::Interrupted`] when it says true.
 
@@ -183,10 +186,13 @@ pub struct ReadStatistics {
     /// Bytes received from S3 in GET bodies.
     pub bytes_fetched: u64,
     /// Bytes fetched and dropped without being handed to the caller (read-ahead past a
-    /// seek, unbuffer, close, holes of coalesced vectored GETs).
+    /// seek, unbuffer, close, holes of coalesced vectored GETs); each byte fetched counts
+    /// at most once, however often it was read.
     pub bytes_discarded: u64,
     /// Reads served (at least partly) from bytes fetched ahead (whole object, footer,
-    /// read-ahead), and reads that found nothing fetched ahead for them.
+    /// read-ahead) by a GET started before the read began (a GET a read starts for itself,
+    /// the whole object or read-ahead blocks, is no hit), and reads that found nothing
+    /// fetched ahead for them.
     pub prefetch_hits: u64,
     pub prefetch_misses: u64,
     /// Times a caller waited for a GET in flight, and for how long in all (microseconds).
@@ -347,12 +353,16 @@ struct Object {
     /// Read-ahead stops here: the caller's split end, else the object's length.
     split_end: u64,
     /// Where a GET's answer showed the object to end, before `length` (a declared length longer
-    /// than the object: S3 answered fewer bytes than asked); `u64::MAX` until then.
+    /// than the object: S3 answered fewer bytes than asked, or 416 to a GET starting at or past
+    /// its end: then at most there); `u64::MAX` until then.
     real_end: AtomicU64,
     referer: Option<object_store::HeaderValue>,
     counters: Arc<Counters>,
     /// The requests on the wire (counted into the process-wide figures).
     recorder: Arc<Recorder>,
+    /// GETs started so far ([`FetchInner::born`]: a read counts as a prefetch hit only the
+    /// bytes of a prefetch started before the read began).
+    started: AtomicU64,
 }
 
 impl Object {
@@ -436,7 +446,10 @@ impl Object {
         let fetched = pool::with_referer(self.referer.clone(), s3::get_object(&self.store, &self.path, options, &self.recorder)).await;
         if let Err(e) = &fetched {
             if invalid_range(e) {
-                // The range starts at or past the object's end: end of file, not a failure.
+                // The range starts at or past the object's end: end of file, not a failure; the
+                // object ends at or before its start, as a short answer shows (a read going on
+                // there gets the end of file without another GET, read-ahead stops there).
+                self.real_end.fetch_min(range.start, Relaxed);
                 return Err(self.past_end(&range));
             }
             add(&self.counters.errors, 1);
@@ -479,6 +492,7 @@ impl Object {
     /// Start a GET of `range` on the runtime, its bytes held by `lease`.
     fn start(self: &Arc<Self>, range: Range<u64>, kind: GetKind, lease: ReadLease) -> Fetch {
         self.counters.get(kind);
+        let born = self.started.fetch_add(1, Relaxed);
         let me = self.clone();
         let r = range.clone();
         let got = Arc::new(AtomicU64::new(0));
@@ -505,7 +519,7 @@ impl Object {
         }
         .boxed()
         .shared();
-        Fetch(Arc::new(FetchInner { range, kind, fut, abort, got, end, used: AtomicU64::new(0), counters: self.counters.clone(), _lease: lease }))
+        Fetch(Arc::new(FetchInner { range, kind, born, fut, abort, got, end, used: Mutex::new(Vec::new()), counters: self.counters.clone(), _lease: lease }))
     }
 
     /// Bytes for the caller to wait on, from the budget (see [`pool::MemoryBudget::read`]).
@@ -541,8 +555,12 @@ struct FetchInner {
     /// Where its bytes end: `range.end` until it answered, then the end of what came (a short
     /// answer: the object ends there; a 416: `range.start`).
     end: Arc<AtomicU64>,
-    /// Bytes handed to callers from it (may count a byte twice).
-    used: AtomicU64,
+    /// Which GET of the reader it is (0 for the first started): a read that began when
+    /// [`Object::started`] was `n` counts hits only on prefetches born before `n`.
+    born: u64,
+    /// The bytes of it handed to callers, as sorted disjoint ranges of offsets from
+    /// `range.start`: a byte handed over twice counts once.
+    used: Mutex<Vec<Range<u64>>>,
     counters: Arc<Counters>,
     _lease: ReadLease,
 }
@@ -553,7 +571,36 @@ impl Drop for FetchInner {
         // Counted from what the GET brought, not from what a caller awaited: read-ahead that
         // arrived and was never read is discarded too.
         let len = self.got.load(Relaxed);
-        add(&self.counters.bytes_discarded, len - self.used.load(Relaxed).min(len));
+        let used: u64 = lock(&self.used).iter().map(|r| r.end.min(len).saturating_sub(r.start.min(len))).sum();
+        add(&self.counters.bytes_discarded, len.saturating_sub(used));
+    }
+}
+
+impl FetchInner {
+    /// Note the `n` bytes at offset `from` of its range as handed to a caller.
+    fn mark_used(&self, from: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let mut used = lock(&self.used);
+        let (mut start, mut end) = (from, from + n);
+        // Merge with every range it touches or overlaps.
+        used.retain(|r| {
+            if r.end < start || r.start > end {
+                return true;
+            }
+            start = start.min(r.start);
+            end = end.max(r.end);
+            false
+        });
+        let at = used.partition_point(|r| r.start < start);
+        used.insert(at, start..end);
+    }
+
+    /// True when a read that began at `since` ([`Object::started`] then) finds these bytes
+    /// fetched ahead for it: a prefetch (whole object, footer, read-ahead) started before.
+    fn hit_for(&self, since: u64) -> bool {
+        self.kind.prefetched() && self.born < since
     }
 }
 
@@ -570,7 +617,7 @@ impl Fetch {
 
     /// Hand up to `max` of its bytes from `position` to `dest` at offset `at`, waiting for
     /// the GET; returns how many (as many as it has: 0 when the object ended before `position`).
-    fn copy(&self, object: &Object, position: u64, dest: &mut Dest<'_>, at: usize, max: usize, interrupted: &dyn Fn() -> bool) -> Result<usize> {
+    fn copy(&self, object: &Object, position: u64, dest: &mut Dest<'_>, at: usize, max: usize, since: u64, interrupted: &dyn Fn() -> bool) -> Result<usize> {
         let bytes = match self.0.fut.peek() {
             Some(out) => out.clone()?,
             None => {
@@ -588,8 +635,8 @@ impl Fetch {
         }
         let n = max.min(bytes.len() - from);
         dest.put(at, &bytes[from..from + n])?;
-        add(&self.0.used, n as u64);
-        if self.0.kind.prefetched() {
+        self.0.mark_used(from as u64, n as u64);
+        if self.0.hit_for(since) {
             add(&object.counters.prefetch_hits, 1);
         }
         Ok(n)
@@ -766,10 +813,49 @@ pub fn global_read_statistics() -> ReadStatistics {
 pub struct Reader {
     object: Arc<Object>,
     policy: ReadPolicy,
-    held: Mutex<Held>,
+    held: Arc<Mutex<Held>>,
     stream: Arc<Mutex<Stream>>,
     /// The stops of this reader's vectored reads still alive ([`Reader::stop_vectored`]).
-    vectored: Mutex<Vec<Weak<VectoredStop>>>,
+    vectored: Arc<Mutex<Vec<Weak<VectoredStop>>>>,
+}
+
+/// What another thread may do to a [`Reader`] without the reader itself (while a stream read
+/// holds it, as the JNI and C layers' lock does for [`Reader::read`]): stop its vectored reads
+/// and take its statistics. From [`Reader::controls`]; clones share the reader's state. Its
+/// calls never wait for a read in progress (only for the short locks a read takes between
+/// its waits).
+#[derive(Clone)]
+pub struct ReaderControls {
+    counters: Arc<Counters>,
+    held: Arc<Mutex<Held>>,
+    stream: Arc<Mutex<Stream>>,
+    vectored: Arc<Mutex<Vec<Weak<VectoredStop>>>>,
+}
+
+impl ReaderControls {
+    /// [`Reader::stop_vectored`].
+    pub fn stop_vectored(&self, why: &str) -> usize {
+        let live = std::mem::take(&mut *lock(&self.vectored));
+        let mut stopped = 0;
+        for stop in live.iter().filter_map(Weak::upgrade) {
+            if stop.why.set(why.to_string()).is_ok() {
+                stopped += 1;
+            }
+            if let Some(t) = stop.task.get() {
+                t.abort();
+            }
+            // A permit when no one waits yet: the next wait returns at once.
+            stop.wake.notify_one();
+        }
+        stopped
+    }
+
+    /// [`Reader::statistics`].
+    pub fn statistics(&self) -> ReadStatistics {
+        let held: u64 = lock(&self.held).fetches.iter().map(Fetch::held).sum();
+        let window: u64 = lock(&self.stream).window.iter().map(Fetch::held).sum();
+        self.counters.snapshot(held + window)
+    }
 }
 
 /// How a reader stops one of its vectored reads (close, unbuffer): the reason, once; a wake-up
@@ -822,19 +908,31 @@ impl VectoredRead {
     }
 
     /// The next range to complete, blocking until one does; `None` once every range was
-    /// delivered. An error (a GET that failed after retries, an object changed since open)
-    /// is delivered once; the ranges after it are then not delivered. Once the reader stopped
-    /// it ([`Reader::stop_vectored`]), the next call fails with [`ErrorKind::Interrupted`]
-    /// naming the object and the reason, also when ranges were in already but not taken.
+    /// delivered. A failure is delivered once, as [`VectoredRead::next_range_with`] describes:
+    /// after a range's own failure (past the object's real end) the other ranges are still
+    /// delivered; after a failure of the whole read, none.
     pub fn next_with(&mut self, interrupted: &dyn Fn() -> bool) -> Option<Result<(usize, Bytes)>> {
+        self.next_range_with(interrupted).map(|r| r.map_err(|e| e.error))
+    }
+
+    /// [`VectoredRead::next_with`], saying which range failed: `Err` with `range: Some(i)` is
+    /// the failure of range `i` alone ([`ErrorKind::EndOfFile`]: it runs past the object's
+    /// real end, inside a declared length longer than the object), and later calls deliver
+    /// the other ranges; `range: None` ends the read (a GET that failed after retries, an
+    /// object changed since open, `interrupted`: [`ErrorKind::Interrupted`]). Once the
+    /// reader stopped it ([`Reader::stop_vectored`]), the next call fails the read with
+    /// [`ErrorKind::Stopped`] naming the object and the reason, also when ranges were in
+    /// already but not taken.
+    pub fn next_range_with(&mut self, interrupted: &dyn Fn() -> bool) -> Option<std::result::Result<(usize, Bytes), VectoredError>> {
         if self.remaining == 0 {
             return None;
         }
         let what = format!("reading ranges of {}", self.object.describe());
+        let whole = |error: Error| Some(Err(VectoredError { range: None, error }));
         let stopped = |this: &mut Self| {
             this.remaining = 0;
             let why = this.stop.why.get().map(String::as_str).unwrap_or("stopped");
-            Some(Err(Error::new(ErrorKind::Interrupted, format!("{what}: {why} with ranges in flight"))))
+            whole(Error::new(ErrorKind::Stopped, format!("{what}: {why} with ranges in flight")))
         };
         if self.stop.why.get().is_some() {
             return stopped(self);
@@ -849,7 +947,7 @@ impl VectoredRead {
             }
         };
         let got = match pool::block_on(self.object.rt, &what, interrupted, next) {
-            Err(e) => return Some(Err(e)),
+            Err(e) => return whole(e),
             Ok(None) => return stopped(self),
             Ok(Some(_)) if self.stop.why.get().is_some() => return stopped(self),
             Ok(Some(got)) => got,
@@ -860,15 +958,35 @@ impl VectoredRead {
                 add(&self.object.counters.bytes_read, b.len() as u64);
                 Some(Ok((i, Bytes::from_owner(Leased(b, self.lease.clone())))))
             }
+            Some((i, Err(error))) if i < self.count => {
+                self.remaining -= 1;
+                Some(Err(VectoredError { range: Some(i), error }))
+            }
             Some((_, Err(e))) => {
                 self.remaining = 0;
-                Some(Err(e))
+                whole(e)
             }
             None => {
                 self.remaining = 0;
-                Some(Err(Error::new(ErrorKind::Io, format!("{what}: the reads stopped"))))
+                whole(Error::new(ErrorKind::Io, format!("{what}: the reads stopped")))
             }
         }
+    }
+}
+
+/// A failure of a vectored read ([`VectoredRead::next_range_with`]): of the one range
+/// `range` (an index into the request; the others go on), or of the whole read (`None`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VectoredError {
+    /// The range that failed, alone; `None`: the read failed and delivers nothing more.
+    pub range: Option<usize>,
+    /// What failed.
+    pub error: Error,
+}
+
+impl std::fmt::Display for VectoredError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.error, f)
     }
 }
 
@@ -1020,6 +1138,7 @@ impl Reader {
             referer,
             counters,
             recorder,
+            started: AtomicU64::new(0),
         });
         {
             let mut g = lock(&READERS);
@@ -1038,9 +1157,9 @@ impl Reader {
         let reader = Reader {
             object,
             policy,
-            held: Mutex::new(Held::default()),
+            held: Arc::new(Mutex::new(Held::default())),
             stream: Arc::new(Mutex::new(stream)),
-            vectored: Mutex::new(Vec::new()),
+            vectored: Arc::new(Mutex::new(Vec::new())),
         };
         watch(&reader.stream);
         let c = &reader.object.config;
@@ -1146,8 +1265,10 @@ impl Reader {
     /// Hand bytes of `f` from `at` to `dest` ([`Fetch::copy`]); 0 when the object ends before
     /// `at` (a short answer, or S3's 416: the end of file, and that buffer is let go). A failed
     /// GET's buffer is let go too ([`Reader::forget`]).
-    fn take(&self, f: &Fetch, at: u64, dest: &mut Dest<'_>, offset: usize, max: usize, interrupted: &dyn Fn() -> bool) -> Result<usize> {
-        match f.copy(&self.object, at, dest, offset, max, interrupted) {
+    /// `since`: [`Object::started`] when the read began (see [`FetchInner::hit_for`]).
+    #[allow(clippy::too_many_arguments)]
+    fn take(&self, f: &Fetch, at: u64, dest: &mut Dest<'_>, offset: usize, max: usize, since: u64, interrupted: &dyn Fn() -> bool) -> Result<usize> {
+        match f.copy(&self.object, at, dest, offset, max, since, interrupted) {
             Ok(n) => Ok(n),
             Err(e) if e.kind() == ErrorKind::EndOfFile => {
                 self.forget(f, &e);
@@ -1164,6 +1285,7 @@ impl Reader {
     fn stream_read(&mut self, position: u64, dest: &mut Dest<'_>, len: usize, interrupted: &dyn Fn() -> bool) -> Result<usize> {
         let o = self.object.clone();
         add(&o.counters.read_operations, 1);
+        let since = o.started.load(Relaxed);
         let want = o.readable(position, len);
         if want == 0 {
             return Ok(0);
@@ -1204,7 +1326,7 @@ impl Reader {
                 break;
             }
             if let Some(f) = self.held_at(at) {
-                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                match self.take(&f, at, dest, done, want - done, since, interrupted)? {
                     0 => break,
                     n => done += n,
                 }
@@ -1227,7 +1349,7 @@ impl Reader {
                 }
             };
             if let Some(f) = in_window {
-                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                match self.take(&f, at, dest, done, want - done, since, interrupted)? {
                     0 => break,
                     n => done += n,
                 }
@@ -1237,7 +1359,7 @@ impl Reader {
             if let Some(f) = self.whole(interrupted)? {
                 // From this buffer itself: a short answer may be in already, and a lookup by
                 // position would then miss it and ask again.
-                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                match self.take(&f, at, dest, done, want - done, since, interrupted)? {
                     0 => break,
                     n => done += n,
                 }
@@ -1279,7 +1401,7 @@ impl Reader {
             // From the first of them itself: a short answer or a 416 may be in already, and a
             // lookup by position would then miss it and ask again.
             if let Some(f) = first {
-                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                match self.take(&f, at, dest, done, want - done, since, interrupted)? {
                     0 => break,
                     n => done += n,
                 }
@@ -1369,6 +1491,7 @@ impl Reader {
     fn positioned_read(&self, position: u64, dest: &mut Dest<'_>, len: usize, interrupted: &dyn Fn() -> bool) -> Result<usize> {
         let o = &self.object;
         add(&o.counters.pread_operations, 1);
+        let since = o.started.load(Relaxed);
         let want = o.readable(position, len);
         if want == 0 {
             return Ok(0);
@@ -1381,7 +1504,7 @@ impl Reader {
             }
             let found = self.held_at(at).or_else(|| lock(&self.stream).window.iter().find(|f| f.covers(at)).cloned());
             if let Some(f) = found {
-                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                match self.take(&f, at, dest, done, want - done, since, interrupted)? {
                     0 => break,
                     n => done += n,
                 }
@@ -1389,7 +1512,7 @@ impl Reader {
             }
             add(&o.counters.prefetch_misses, 1);
             if let Some(f) = self.whole(interrupted)? {
-                match self.take(&f, at, dest, done, want - done, interrupted)? {
+                match self.take(&f, at, dest, done, want - done, since, interrupted)? {
                     0 => break,
                     n => done += n,
                 }
@@ -1397,7 +1520,7 @@ impl Reader {
             }
             let end = position + want as u64;
             let f = o.start(at..end, GetKind::Pread, o.lease(end - at, interrupted)?);
-            match self.take(&f, at, dest, done, want - done, interrupted)? {
+            match self.take(&f, at, dest, done, want - done, since, interrupted)? {
                 0 => break,
                 n => done += n,
             }
@@ -1412,13 +1535,16 @@ impl Reader {
     /// for a range ending past the object's length (as S3A's readVectored, which validates
     /// against the file's length and throws EOFException at the call);
     /// [`ErrorKind::InvalidArgument`] for a reversed one. Within a declared length longer than
-    /// the object, a range past the real end is delivered as [`ErrorKind::EndOfFile`] (S3's
-    /// 416 for one starting there, with the code `InvalidRange`).
+    /// the object, a range past the real end fails alone, delivered as
+    /// [`ErrorKind::EndOfFile`] (S3's 416 for one starting there, with the code
+    /// `InvalidRange`; [`VectoredRead::next_range_with`] names it), and the other ranges are
+    /// still delivered.
     pub fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<VectoredRead> {
         self.read_ranges_with(ranges, &|| false)
     }
 
-    /// [`Reader::read_ranges`], polling `interrupted` while it waits for the budget.
+    /// [`Reader::read_ranges`], polling `interrupted` while it waits for the budget (then
+    /// [`ErrorKind::Interrupted`], and nothing of the read is left running).
     pub fn read_ranges_with(&self, ranges: &[Range<u64>], interrupted: &dyn Fn() -> bool) -> Result<VectoredRead> {
         let o = self.object.clone();
         for (i, r) in ranges.iter().enumerate() {
@@ -1432,6 +1558,7 @@ impl Reader {
         }
         add(&o.counters.vectored_operations, 1);
         add(&o.counters.vectored_ranges, ranges.len() as u64);
+        let since = o.started.load(Relaxed);
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let stop = Arc::new(VectoredStop::default());
         let mut vr = VectoredRead {
@@ -1466,7 +1593,7 @@ impl Reader {
         add(&o.counters.gets_vectored, p.gets.len() as u64);
         o.counters.gets_started(p.gets.len() as u64);
         let active = o.config.vectored_active_reads;
-        let task = o.rt.spawn(vectored(o.clone(), p, rest, from_held, active, tx));
+        let task = o.rt.spawn(vectored(o.clone(), p, rest, from_held, active, since, tx));
         vr.task = Some(task.abort_handle());
         let _ = stop.task.set(task.abort_handle());
         let mut live = lock(&self.vectored);
@@ -1477,23 +1604,18 @@ impl Reader {
 
     /// Stop this reader's vectored reads in progress, as S3A's stream does at close and
     /// unbuffer: their GETs are cancelled and each fails its next
-    /// [`VectoredRead::next_with`] with [`ErrorKind::Interrupted`] ("`why` with ranges in
+    /// [`VectoredRead::next_with`] with [`ErrorKind::Stopped`] ("`why` with ranges in
     /// flight"), so the ranges not yet taken are never delivered. Reads started later are
-    /// not affected. Returns how many reads were stopped.
+    /// not affected. Returns how many reads were stopped. Another thread does the same
+    /// without the reader through [`Reader::controls`].
     pub fn stop_vectored(&self, why: &str) -> usize {
-        let live = std::mem::take(&mut *lock(&self.vectored));
-        let mut stopped = 0;
-        for stop in live.iter().filter_map(Weak::upgrade) {
-            if stop.why.set(why.to_string()).is_ok() {
-                stopped += 1;
-            }
-            if let Some(t) = stop.task.get() {
-                t.abort();
-            }
-            // A permit when no one waits yet: the next wait returns at once.
-            stop.wake.notify_one();
-        }
-        stopped
+        self.controls().stop_vectored(why)
+    }
+
+    /// A handle that stops this reader's vectored reads and takes its statistics from another
+    /// thread without the reader ([`ReaderControls`]).
+    pub fn controls(&self) -> ReaderControls {
+        ReaderControls { counters: self.object.counters.clone(), held: self.held.clone(), stream: self.stream.clone(), vectored: self.vectored.clone() }
     }
 
     /// The buffers held or in flight (whole object, footer, the stream's window) whose
@@ -1528,20 +1650,22 @@ impl Reader {
 
     /// The reader's figures so far.
     pub fn statistics(&self) -> ReadStatistics {
-        let held: u64 = lock(&self.held).fetches.iter().map(Fetch::held).sum();
-        let window: u64 = lock(&self.stream).window.iter().map(Fetch::held).sum();
-        self.object.counters.snapshot(held + window)
+        self.controls().statistics()
     }
 }
 
 /// Run the GETs of a vectored read, `active` at once, and send each range as soon as the
-/// GETs covering it are in; ranges cut from held buffers go first.
+/// GETs covering it are in; ranges cut from held buffers go first. A range past the object's
+/// real end (a short answer, a 416) fails alone, with [`ErrorKind::EndOfFile`]; any other
+/// failure ends the whole read (sent with the index `usize::MAX`). `since`: [`Object::started`]
+/// when the read began (a buffer it started itself is no prefetch hit).
 async fn vectored(
     o: Arc<Object>,
     p: plan::Plan,
     ranges: Vec<(usize, Range<u64>)>,
     from_held: Vec<(usize, Range<u64>, Vec<Fetch>)>,
     active: usize,
+    since: u64,
     tx: tokio::sync::mpsc::UnboundedSender<(usize, Result<Bytes>)>,
 ) {
     for (i, r, fs) in from_held {
@@ -1556,15 +1680,20 @@ async fn vectored(
                 Ok(b) => {
                     let from = r.start.max(f.0.range.start) - f.0.range.start;
                     let to = r.end.min(f.0.range.end) - f.0.range.start;
-                    add(&f.0.used, to - from);
+                    f.0.mark_used(from, to - from);
                     pieces.push(b.slice(from as usize..to as usize));
-                    if f.0.kind.prefetched() {
+                    if f.0.hit_for(since) {
                         add(&o.counters.prefetch_hits, 1);
                     }
                 }
-                Err(e) => {
-                    failed = Some(e);
+                // The buffer's GET started at or past the real end (S3's 416): this range only.
+                Err(e) if e.kind() == ErrorKind::EndOfFile => {
+                    failed = Some(short_range(&o, i, &r, f.0.range.start.max(r.start)));
                     break;
+                }
+                Err(e) => {
+                    let _ = tx.send((usize::MAX, Err(e)));
+                    return;
                 }
             }
         }
@@ -1573,11 +1702,7 @@ async fn vectored(
             None if pieces.len() == 1 => Ok(pieces.pop().expect("one piece")),
             None => Ok(Bytes::from(pieces.concat())),
         };
-        let failed = out.is_err();
         let _ = tx.send((i, out));
-        if failed {
-            return;
-        }
     }
     // Empty ranges need no GET.
     let mut pending: Vec<(usize, Range<u64>, Range<usize>)> = Vec::new();
@@ -1595,10 +1720,17 @@ async fn vectored(
             async move { (gi, o.get(g).await) }
         })
         .buffer_unordered(active.max(1));
-    let mut used = 0u64;
+    // Bytes the GETs brought, and of them the bytes handed over.
+    let (mut fetched, mut used) = (0u64, 0u64);
     while let Some((gi, out)) = gets.next().await {
         match out {
-            Ok(b) => got[gi] = Some(b),
+            Ok(b) => {
+                fetched += b.len() as u64;
+                got[gi] = Some(b);
+            }
+            // A GET starting at or past the object's real end (S3's 416): no bytes, so the
+            // ranges it covers fail as past the end, each alone, below.
+            Err(e) if e.kind() == ErrorKind::EndOfFile => got[gi] = Some(Bytes::new()),
             Err(e) => {
                 let _ = tx.send((usize::MAX, Err(e)));
                 return;
@@ -1612,38 +1744,39 @@ async fn vectored(
                 continue;
             }
             pending.swap_remove(k);
-            // A GET answered short: the object ends inside this range.
-            if let Some(end) = cover.clone().find_map(|g| {
+            // A GET answered short (or 416): the object ends inside this range.
+            let short = cover.clone().find_map(|g| {
                 let (range, b) = (&p.gets[g], got[g].as_ref().expect("checked above"));
                 let ends = range.start + b.len() as u64;
                 (ends < r.end.min(range.end)).then_some(ends)
-            }) {
-                let _ = tx.send((i, Err(short_range(&o, i, &r, end))));
-                return;
-            }
-            used += r.end - r.start;
-            let piece = |g: usize| -> Bytes {
-                let (range, b) = (&p.gets[g], got[g].as_ref().expect("checked above"));
-                let from = r.start.max(range.start) - range.start;
-                let to = r.end.min(range.end) - range.start;
-                b.slice(from as usize..to as usize)
-            };
-            let bytes = if cover.len() == 1 {
-                piece(cover.start)
-            } else {
-                let mut all = Vec::with_capacity((r.end - r.start) as usize);
-                for g in cover {
-                    all.extend_from_slice(&piece(g));
+            });
+            let out = match short {
+                Some(end) => Err(short_range(&o, i, &r, end)),
+                None => {
+                    used += r.end - r.start;
+                    let piece = |g: usize| -> Bytes {
+                        let (range, b) = (&p.gets[g], got[g].as_ref().expect("checked above"));
+                        let from = r.start.max(range.start) - range.start;
+                        let to = r.end.min(range.end) - range.start;
+                        b.slice(from as usize..to as usize)
+                    };
+                    Ok(if cover.len() == 1 {
+                        piece(cover.start)
+                    } else {
+                        let mut all = Vec::with_capacity((r.end - r.start) as usize);
+                        for g in cover {
+                            all.extend_from_slice(&piece(g));
+                        }
+                        Bytes::from(all)
+                    })
                 }
-                Bytes::from(all)
             };
             if pending.is_empty() {
                 // Counted before the last range goes out, so the caller sees it with it.
-                let fetched: u64 = p.gets.iter().map(|g| g.end - g.start).sum();
                 add(&o.counters.bytes_discarded, fetched.saturating_sub(used));
                 add(&o.counters.vectored_bytes_discarded, fetched.saturating_sub(used));
             }
-            let _ = tx.send((i, Ok(bytes)));
+            let _ = tx.send((i, out));
         }
         // A GET no range still waits on is let go.
         for (g, slot) in got.iter_mut().enumerate() {

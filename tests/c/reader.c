@@ -6,8 +6,10 @@
  *       all in 100,000-byte reads, preads 1,000 bytes at LENGTH / 2, reads at the end (0
  *       bytes), runs a vectored read of three ranges (the third empty) and checks every
  *       byte. Then opens KEY.missing and checks S3N_ERR_NOT_FOUND with the key named, and a
- *       reversed range (S3N_ERR_INVALID_ARGUMENT). Prints the statistics JSON of the first
- *       reader and `ok`.
+ *       reversed range (S3N_ERR_INVALID_ARGUMENT); then opens KEY with a declared length
+ *       5,000 bytes too long and runs a vectored read whose range 0 starts past the real end:
+ *       S3N_ERR_EOF with that index, then the other range's bytes. Prints the statistics
+ *       JSON of the first reader and `ok`.
  *
  * Settings: the endpoint, path style, 1 MiB blocks and small objects up to 1 MiB (so that
  * the stream read uses read-ahead); keys come from the environment (default chain). Exits 0
@@ -93,6 +95,35 @@ int main(int argc, char **argv) {
     CHECK(stats != NULL, "statistics");
     printf("%s\n", stats);
     s3n_string_free(stats);
+    s3n_reader_free(r);
+
+    char options[128];
+    snprintf(options, sizeof options, "{\"policy\": \"RANDOM\", \"length\": %llu}", (unsigned long long)(length + 5000));
+    rc = s3n_reader_open(bucket, key, keys, values, NSETTINGS, NULL, options, &r, &err);
+    CHECK(rc == S3N_OK, "open with a declared length: %d %s", rc, message(err));
+    uint64_t ds[2] = {length + 100, 0}, de[2] = {length + 200, 100};
+    rc = s3n_reader_read_ranges(r, ds, de, 2, &v, &err);
+    CHECK(rc == S3N_OK, "read_ranges past the real end: %d %s", rc, message(err));
+    int eof = 0, good = 0;
+    for (;;) {
+        size_t index = 0, len = 0;
+        const uint8_t *data = NULL;
+        rc = s3n_vectored_next(v, &index, &data, &len, &err);
+        if (rc == S3N_ERR_EOF) {
+            CHECK(index == 0 && !eof, "the failed range's index: %zu", index);
+            eof = 1;
+            s3n_error_free(err);
+            err = NULL;
+            continue;
+        }
+        CHECK(rc == S3N_OK, "vectored_next past the real end: %d %s", rc, message(err));
+        if (index == SIZE_MAX) break;
+        CHECK(index == 1 && len == 100 && !good, "index %zu, %zu bytes", index, len);
+        check_bytes(data, 0, len, "the range inside the real end");
+        good = 1;
+    }
+    CHECK(eof && good, "range 0 failed alone (%d), range 1 delivered (%d)", eof, good);
+    s3n_vectored_free(v);
     s3n_reader_free(r);
 
     char missing[1024];

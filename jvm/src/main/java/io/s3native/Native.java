@@ -27,6 +27,7 @@ final class Native {
     static final int INTERNAL = 9;
     static final int ALREADY_EXISTS = 10;
     static final int END_OF_FILE = 11;
+    static final int STOPPED = 12;
 
     // No static initialiser: loading happens in load() (every entry point calls it before a
     // native method, whose symbol the JVM binds at its first call). A class whose initialiser
@@ -90,6 +91,10 @@ final class Native {
                 return new IOException("s3native internal error: " + message);
             case ALREADY_EXISTS:
                 return new FileAlreadyExistsException(null, null, message);
+            case STOPPED:
+                // The stream's close or unbuffer stopped a vectored read (as S3A's): no thread
+                // was interrupted, so no interrupt flag is set.
+                return new InterruptedIOException(message);
             case END_OF_FILE:
                 // S3's 416 to a GET starting at or past the object's end (a declared length longer
                 // than the object), or a read past the length the reader knows.
@@ -186,16 +191,19 @@ final class Native {
     /**
      * Start a vectored read: range {@code i} is {@code lengths[i]} bytes from {@code offsets[i]}
      * (the two arrays have one entry per range, in the caller's order). Returns a handle for
-     * {@link #vectoredNext} and {@link #freeVectored}.
+     * {@link #vectoredNext} and {@link #freeVectored}. A wait for the memory budget ends at an
+     * interrupt of the calling thread (InterruptedIOException, nothing left running).
      */
     static native long readRanges(long handle, long[] offsets, int[] lengths) throws IOException;
 
     /**
      * Wait for the next range to complete and copy its bytes into {@code buffers[index]} (heap
      * or direct, from its position; the position is not moved). Returns the index, or -1 when
-     * every range was delivered; a failed range throws (the remaining ones are not delivered).
+     * every range was delivered. A failure throws, with {@code failed[0]} the index of the range
+     * that failed alone (the others are still delivered by later calls), or -1 when the whole
+     * read failed (nothing more is delivered).
      */
-    static native int vectoredNext(long vectored, ByteBuffer[] buffers) throws IOException;
+    static native int vectoredNext(long vectored, ByteBuffer[] buffers, int[] failed) throws IOException;
 
     static native void freeVectored(long vectored);
 

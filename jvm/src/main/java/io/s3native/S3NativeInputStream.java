@@ -412,8 +412,9 @@ public final class S3NativeInputStream extends InputStream {
 
     /**
      * Frees the native reader (at once, or when a read still running on another thread ends).
-     * Vectored reads still in progress are stopped: their ranges not yet taken fail with
-     * InterruptedIOException. A second close does nothing.
+     * Vectored reads still in progress are stopped, also while a read runs on another thread:
+     * their ranges not yet taken fail with InterruptedIOException (the interrupt flag of the
+     * thread that takes them is left alone). A second close does nothing.
      */
     @Override
     public void close() {
@@ -439,6 +440,8 @@ public final class S3NativeInputStream extends InputStream {
      * @throws EOFException when a range ends past the object (the native reader's
      *         end-of-file error, naming the range and the key)
      * @throws IllegalArgumentException when a range has a negative offset or length
+     * @throws java.io.InterruptedIOException when this thread is interrupted while the read
+     *         waits for the memory budget (nothing of it is left running; the flag stays set)
      */
     public VectoredRead readRanges(long[] offsets, int[] lengths) throws IOException {
         checkOpen();
@@ -471,15 +474,34 @@ public final class S3NativeInputStream extends InputStream {
         /**
          * Wait for the next completed range and copy its bytes into {@code buffers[index]} from
          * that buffer's position (which is not moved); returns the index, or -1 when every
-         * range was delivered.
+         * range was delivered. {@link #next(ByteBuffer[], int[])} says which range a failure is.
          *
          * @param buffers one buffer per range (heap or direct), each with room for its range
-         * @throws IOException the failure of a range (the later ones are not delivered)
+         * @throws IOException a failure (see {@link #next(ByteBuffer[], int[])})
          */
         public int next(ByteBuffer[] buffers) throws IOException {
+            return next(buffers, new int[1]);
+        }
+
+        /**
+         * {@link #next(ByteBuffer[])}, saying what a failure is: {@code failed[0]} is set to the
+         * index of the range that failed alone (an {@link EOFException}: it runs past the
+         * object's real end, inside a declared length longer than the object), and later calls
+         * still deliver the other ranges; or to -1 when the whole read failed and nothing more
+         * is delivered (a GET that failed, an object changed since open, a Java interrupt of the
+         * waiting thread, or the stream's close or unbuffer: an InterruptedIOException that
+         * leaves the thread's interrupt flag alone).
+         *
+         * @param failed at least one element; set on every call (-1 unless a range failed alone)
+         */
+        public int next(ByteBuffer[] buffers, int[] failed) throws IOException {
+            if (failed.length < 1) {
+                throw new IllegalArgumentException("failed needs room for one index");
+            }
+            failed[0] = -1;
             long p = vectored.acquire();
             try {
-                return Native.vectoredNext(p, buffers);
+                return Native.vectoredNext(p, buffers, failed);
             } finally {
                 vectored.release();
                 Reference.reachabilityFence(S3NativeInputStream.this);

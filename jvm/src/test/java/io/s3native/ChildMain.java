@@ -13,6 +13,12 @@ import java.util.Map;
  *                                    "READY", then wait to be killed
  *   exit     BUCKET KEY ENDPOINT     the same, then System.exit(0) with the stream open
  *   load                             load the library; print "LOADED" or the error message
+ *   vectored-interrupt BUCKET KEY ENDPOINT
+ *                                    with a 16 MiB budget, hold 10 MiB of it by a writer
+ *                                    (KEY-w, its first part slowed by the caller), then
+ *                                    readRanges all of KEY (12 MiB: it waits for the
+ *                                    budget) and interrupt that wait after 1.5 s; print
+ *                                    "INTERRUPTED <flag set>" or "NOT INTERRUPTED"
  * </pre>
  */
 public final class ChildMain {
@@ -49,6 +55,35 @@ public final class ChildMain {
                 }
                 Thread.sleep(600_000);
                 out.close();
+                break;
+            }
+            case "vectored-interrupt": {
+                Map<String, String> settings = new java.util.HashMap<>(S3Test.settings(args[3]));
+                settings.put("fs.s3a.native.memory.budget", "16M");
+                settings.put("fs.s3a.native.parts.in.flight", "1");
+                S3NativeOutputStream out = new S3NativeOutputStream(args[1], args[2] + "-w", S3NativeOutputStream.Mode.PUBLISH,
+                        settings);
+                out.write(S3Test.data(S3Test.PART + 1024 * 1024, 7)); // part 1 uploads (slowly), part 2 fills
+                S3NativeInputStream in = S3NativeInputStream.open(args[1], args[2], settings, null,
+                        S3NativeInputStream.ReadPolicy.RANDOM, -1, null);
+                Thread waiting = Thread.currentThread();
+                Thread interrupter = new Thread(() -> {
+                    try {
+                        Thread.sleep(1500);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    waiting.interrupt();
+                });
+                interrupter.start();
+                try {
+                    in.readRanges(new long[] {0}, new int[] {(int) in.getLength()}).close();
+                    System.out.println("NOT INTERRUPTED");
+                } catch (java.io.InterruptedIOException e) {
+                    System.out.println("INTERRUPTED " + Thread.currentThread().isInterrupted());
+                }
+                System.out.flush();
+                System.exit(0); // the writer is still open: the shutdown hook aborts its upload
                 break;
             }
             case "load": {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.InterruptedIOException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -15,6 +16,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
+
+import software.amazon.awssdk.core.sync.RequestBody;
 
 /**
  * Thread.interrupt() during a blocked write or close: InterruptedIOException with the flag
@@ -58,6 +61,71 @@ class InterruptTest {
 
     interface ThrowingRunnable {
         void run() throws Exception;
+    }
+
+    /**
+     * A vectored read waiting for the memory budget (held by a writer whose part uploads
+     * slowly) ends at a Thread.interrupt() with InterruptedIOException and the flag set, not
+     * when the budget frees up. In a child JVM: the budget is process-wide.
+     */
+    @Test
+    void interruptEndsAVectoredReadWaitingForTheBudget() throws Exception {
+        String bucket = S3Test.newBucket("interrupt-vectored");
+        String key = "interrupt-vectored-" + System.nanoTime();
+        S3Test.s3().putObject(b -> b.bucket(bucket).key(key), RequestBody.fromBytes(S3Test.data(12 << 20, 4)));
+        slowParts(key + "-w");
+        String out = S3Test.runChild("vectored-interrupt", bucket, key, S3Test.faultProxy());
+        assertTrue(out.contains("INTERRUPTED true") && !out.contains("NOT INTERRUPTED"), out);
+    }
+
+    /**
+     * While a stream read holds the native reader (its GET slowed by the proxy), the reader's
+     * statistics come at once, and close() stops a vectored read in flight: its next range
+     * fails with InterruptedIOException at once (not after its slow GET), and the thread that
+     * takes it keeps its interrupt flag clear (no one interrupted it).
+     */
+    @Test
+    void closeStopsAVectoredReadWhileAStreamReadHoldsTheReader() throws Exception {
+        String bucket = S3Test.newBucket("stop-vectored");
+        String key = "stop-vectored-" + System.nanoTime();
+        int len = 2 * 1024 * 1024;
+        S3Test.s3().putObject(b -> b.bucket(bucket).key(key), RequestBody.fromBytes(S3Test.data(len, 3)));
+        S3Test.addFaultRule("{\"match\": {\"method\": \"GET\", \"path_contains\": \"" + key
+                + "\"}, \"action\": \"delay\", \"delay_ms\": 8000, \"count\": 4}");
+        S3NativeInputStream in = S3NativeInputStream.open(bucket, key, S3Test.settings(S3Test.faultProxy()), null,
+                S3NativeInputStream.ReadPolicy.RANDOM, len, null);
+        S3NativeInputStream.VectoredRead read = in.readRanges(new long[] {len - 1000}, new int[] {1000});
+        AtomicReference<Throwable> streamRead = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                in.read(new byte[100], 0, 100);
+            } catch (Throwable e) {
+                streamRead.set(e);
+            }
+        }, "blocked-reader");
+        t.start();
+        Thread.sleep(1500);
+        assertTrue(t.isAlive(), "the stream read should still wait for its slow GET");
+        try {
+            long start = System.nanoTime();
+            assertNotNull(in.getS3AStatistics());
+            long statsMs = Duration.ofNanos(System.nanoTime() - start).toMillis();
+            assertTrue(statsMs < 3000, "the statistics waited " + statsMs + " ms for the stream read");
+            start = System.nanoTime();
+            in.close();
+            Throwable e = org.junit.jupiter.api.Assertions.assertThrows(IOException.class,
+                    () -> read.next(new ByteBuffer[] {ByteBuffer.allocate(1000)}), "the stopped range must not be delivered");
+            long stopMs = Duration.ofNanos(System.nanoTime() - start).toMillis();
+            assertInstanceOf(InterruptedIOException.class, e);
+            assertTrue(e.getMessage().contains("closed with ranges in flight"), e.getMessage());
+            assertTrue(stopMs < 3000, "the stop waited " + stopMs + " ms");
+            assertFalse(Thread.currentThread().isInterrupted(), "a stop sets no interrupt flag");
+        } finally {
+            Thread.interrupted();
+            read.close();
+            t.join(30_000);
+        }
+        assertFalse(t.isAlive());
     }
 
     @Test

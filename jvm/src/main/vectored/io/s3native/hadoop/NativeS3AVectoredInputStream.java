@@ -2,7 +2,6 @@ package io.s3native.hadoop;
 
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Locale;
@@ -33,7 +32,9 @@ import io.s3native.S3NativeInputStream;
  * each range gets its buffer from the
  * allocator at the call, and the native reader plans, fetches and delivers them: each
  * range's future completes as its bytes arrive (the buffer's limit at the range's end, its
- * position where the allocator left it); a failure fails the ranges not yet delivered.
+ * position where the allocator left it); a range past the object's real end (a declared
+ * length longer than the object) fails alone with EOFException, any other failure fails the
+ * ranges not yet delivered.
  * Hadoop 3.4.2+'s overload with a release function delegates here (no buffer is dropped
  * before its future completes). close() and unbuffer() stop the reads in progress, as S3A's:
  * the native reader cancels their GETs and the futures not yet completed fail with
@@ -92,20 +93,31 @@ final class NativeS3AVectoredInputStream extends NativeS3AInputStream {
 
     private void deliver(S3NativeInputStream.VectoredRead read, ByteBuffer[] buffers, int[] lengths,
             CompletableFuture<ByteBuffer>[] futures) {
+        int[] failed = new int[1];
         try (read) {
-            int i;
-            while ((i = read.next(buffers)) >= 0) {
+            while (true) {
+                int i;
+                try {
+                    i = read.next(buffers, failed);
+                } catch (IOException e) {
+                    if (failed[0] < 0) {
+                        throw e;
+                    }
+                    // That range alone (past the object's real end): the others go on.
+                    futures[failed[0]].completeExceptionally(failure(e));
+                    continue;
+                }
+                if (i < 0) {
+                    break;
+                }
                 ByteBuffer b = buffers[i];
                 b.limit(b.position() + lengths[i]);
                 futures[i].complete(b);
             }
         } catch (IOException | RuntimeException | Error e) {
-            if (e instanceof InterruptedIOException) {
-                // close() or unbuffer() stopped the read (as S3A's, the ranges not yet delivered
-                // fail with InterruptedIOException); the native error set this pool thread's
-                // interrupt flag, which must not reach the next read it delivers.
-                Thread.interrupted();
-            }
+            // The whole read failed, or close() or unbuffer() stopped it (as S3A's, the ranges
+            // not yet delivered fail with InterruptedIOException; this thread's interrupt flag
+            // is not set by that).
             Throwable failure = failure(e);
             for (CompletableFuture<ByteBuffer> f : futures) {
                 f.completeExceptionally(failure);

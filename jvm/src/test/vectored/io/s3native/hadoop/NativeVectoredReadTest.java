@@ -153,6 +153,47 @@ class NativeVectoredReadTest {
     }
 
     /**
+     * Inside a declared length longer than the object, a range past the real end fails its own
+     * future alone (EOFException: found only when its GET answers short or 416), and the other
+     * ranges of the same call complete with their bytes, whether one GET covers them all or
+     * each has its own.
+     */
+    @Test
+    void aRangePastTheRealEndFailsAloneAndTheOtherRangesComplete() throws Exception {
+        String bucket = HadoopS3.newBucket("vectored-alone");
+        int len = 64 * 1024;
+        byte[] data = HadoopS3.data(len, 7);
+        Path p = new Path("/alone.bin");
+        for (String hole : new String[] {"1M", "1"}) {
+            Configuration nativeConf = HadoopS3.conf(true);
+            nativeConf.set(NativeS3AFileSystem.NATIVE_FALLBACK, "fail");
+            nativeConf.set("fs.s3a.native.read.vectored.hole.size", hole);
+            try (FileSystem ours = HadoopS3.fs(bucket, nativeConf)) {
+                try (FSDataOutputStream out = ours.create(p, true)) {
+                    out.write(data);
+                }
+                try (FSDataInputStream in = ours.openFile(p).must("fs.option.openfile.length", Long.toString(len + 4096)).build().get()) {
+                    // Range 0 starts past the real end; 1 and 2 lie inside it.
+                    List<FileRange> ranges = List.of(FileRange.createFileRange(len + 100, 100), FileRange.createFileRange(0, 100),
+                            FileRange.createFileRange(len - 100, 100));
+                    in.readVectored(ranges, ByteBuffer::allocate);
+                    ExecutionException e = assertThrows(ExecutionException.class, () -> ranges.get(0).getData().get(60, TimeUnit.SECONDS),
+                            "hole " + hole);
+                    assertTrue(e.getCause() instanceof EOFException, "hole " + hole + ": " + e.getCause());
+                    for (int i = 1; i < ranges.size(); i++) {
+                        FileRange r = ranges.get(i);
+                        ByteBuffer b = r.getData().get(60, TimeUnit.SECONDS);
+                        byte[] got = new byte[b.remaining()];
+                        b.get(got);
+                        int from = (int) r.getOffset();
+                        assertArrayEquals(java.util.Arrays.copyOfRange(data, from, from + r.getLength()), got, "hole " + hole + ": range " + i);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
      * A range past the end (one starting at the end, one ending a byte past it) makes
      * readVectored itself throw EOFException on both filesystems, before any range gets a
      * future; the stream stays usable for ranges inside the object.
