@@ -65,6 +65,9 @@
 // A read past the end of the object (a vectored range ending past it); nothing was read.
 #define S3N_ERR_EOF 11
 
+// A vectored read stopped by its reader (closed, unbuffered) before this range was taken.
+#define S3N_ERR_STOPPED 12
+
 // `mode` of `s3n_writer_open`: close completes the upload (or sends one PUT).
 #define S3N_MODE_PUBLISH 0
 
@@ -534,7 +537,11 @@ int32_t s3n_reader_read_ranges(const struct s3n_reader *reader,
 // The next range to complete, blocking until one does: `*index` is its position in the
 // request, `*data`/`*len` its bytes (owned by `vectored`, valid until the next call or
 // `s3n_vectored_free`). When every range was delivered, `*index` is `SIZE_MAX` and `*len`
-// 0. A failed GET (or an object changed since open) is reported once, as an error.
+// 0. A failure is reported once, as an error, with `*index` saying what failed: a range's
+// own index when that range failed alone (`S3N_ERR_EOF`: it runs past the object's real
+// end, inside a declared length longer than the object), and later calls deliver the
+// other ranges; `SIZE_MAX` when the whole read failed (a GET that failed after retries, an
+// object changed since open, `S3N_ERR_STOPPED`), and nothing more is delivered.
 //
 // # Safety
 // `vectored` is live; `index`, `data` and `len` are valid pointers.
