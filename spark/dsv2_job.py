@@ -169,6 +169,49 @@ def scenario_failing(spark, base, marker):
     return out
 
 
+def scenario_complete_fails(spark, base):
+    """The complete of one file fails at job commit (test hook): the job fails, the files
+    already completed are deleted and every other upload is aborted."""
+    path = f"{base}/complete-fails"
+    df = spark.range(0, 4000, numPartitions=4).selectExpr("id", "id % 3 AS v")
+    try:
+        (df.write.format(FORMAT).mode("overwrite")
+         .option("s3native.parquet.test.fail.complete", "part-00002-").save(path))
+        out = {"failed": False}
+    except Exception as e:
+        out = {"failed": True, "cause_seen": "test fault" in str(e)}
+    out["path"] = path
+    return out
+
+
+def start_upload(spark, uri):
+    """Initiate a multipart upload of uri (Hadoop's MultipartUploader) and leave it pending."""
+    jvm = spark._jvm
+    p = jvm.org.apache.hadoop.fs.Path(uri)
+    fs = p.getFileSystem(spark._jsc.hadoopConfiguration())
+    uploader = fs.createMultipartUploader(p.getParent()).build()
+    uploader.startUpload(p).get()
+    uploader.close()
+
+
+def scenario_lost_task(spark, base, sweep):
+    """Uploads a lost task of this job left (initiated under the output before the job commit,
+    named as the job's files) are aborted by the job commit's sweep, unless
+    fs.s3a.committer.abort.pending.uploads is false; another job's are never touched."""
+    import uuid
+    path = f"{base}/lost-{'sweep' if sweep else 'nosweep'}"
+    job, other = str(uuid.uuid4()), str(uuid.uuid4())
+    lost = [f"{path}/part-00042-{job}-7.c000.snappy.parquet", f"{path}/k=1/part-00043-{job}-8.c000.snappy.parquet"]
+    foreign = [f"{path}/part-00042-{other}-7.c000.snappy.parquet"]
+    for u in lost + foreign:
+        start_upload(spark, u)
+    (spark.range(0, 100, numPartitions=2).selectExpr("id", "id % 2 AS v").write.format(FORMAT).mode("overwrite")
+     .option("spark.sql.sources.writeJobUUID", job)
+     .option("fs.s3a.committer.abort.pending.uploads", str(sweep).lower()).save(path))
+    return {"path": path, "rows": spark.read.parquet(path).count(), "job": job,
+            "lost": [u.split("/", 3)[3] for u in lost], "foreign": [u.split("/", 3)[3] for u in foreign]}
+
+
 def supported(spark):
     """The Spark lines the format is built for (sparkconf.DSV2_LINES)."""
     import sparkconf
@@ -197,7 +240,10 @@ def scenario_types_in_zone(spark, base):
 
 E2E = {"dsv2_types": e2e_scenario(scenario_types_in_zone),
        "dsv2_modes": e2e_scenario(scenario_modes),
-       "dsv2_failing": e2e_scenario(lambda spark, base: scenario_failing(spark, base, None))}
+       "dsv2_failing": e2e_scenario(lambda spark, base: scenario_failing(spark, base, None)),
+       "dsv2_complete_fails": e2e_scenario(scenario_complete_fails),
+       "dsv2_lost_task": e2e_scenario(lambda spark, base: scenario_lost_task(spark, base, True)),
+       "dsv2_lost_task_nosweep": e2e_scenario(lambda spark, base: scenario_lost_task(spark, base, False))}
 
 
 def main():

@@ -75,3 +75,35 @@ def test_a_task_failing_mid_write_leaves_no_upload(run, endpoint):
     assert s["requests.abort_multipart_upload"] >= s["requests.create_multipart_upload"], s
     assert not sc.listing(endpoint.s3, s["path"]), "a failed job left objects"
     assert not sc.pending_uploads(endpoint.s3, s["path"]), "a failed job left multipart uploads"
+
+
+def test_a_failing_complete_leaves_no_object_and_no_upload(run, endpoint):
+    s = scenario(run, endpoint, "dsv2_complete_fails")
+    assert s["failed"] and s["cause_seen"], s
+    # Every complete started was awaited before the cleanup: the completed files were deleted,
+    # the other uploads aborted.
+    assert not sc.listing(endpoint.s3, s["path"]), "a job whose complete failed left objects"
+    assert not sc.pending_uploads(endpoint.s3, s["path"]), "a job whose complete failed left multipart uploads"
+
+
+def abort_all(endpoint, uri):
+    bucket, prefix = sc.split(uri)
+    for page in endpoint.s3.get_paginator("list_multipart_uploads").paginate(Bucket=bucket, Prefix=prefix):
+        for u in page.get("Uploads", []):
+            endpoint.s3.abort_multipart_upload(Bucket=bucket, Key=u["Key"], UploadId=u["UploadId"])
+
+
+@pytest.mark.parametrize("name, swept", [("dsv2_lost_task", True), ("dsv2_lost_task_nosweep", False)])
+def test_a_lost_tasks_upload_is_swept_at_job_commit(run, endpoint, name, swept):
+    s = scenario(run, endpoint, name)
+    try:
+        assert s["rows"] == 100
+        pending = set(sc.pending_uploads(endpoint.s3, s["path"]))
+        assert set(s["foreign"]) <= pending, "the sweep aborted another job's upload"
+        if swept:
+            assert not pending & set(s["lost"]), "the job commit left its lost tasks' uploads"
+        else:
+            assert set(s["lost"]) <= pending, "fs.s3a.committer.abort.pending.uploads=false still swept"
+        assert not any(k.endswith(".parquet") and s["job"] not in k for k in data_files(endpoint, s["path"]))
+    finally:
+        abort_all(endpoint, s["path"])

@@ -57,6 +57,16 @@ final class NativeParquetBatchWrite implements BatchWrite {
         return new NativeParquetWriterFactory(spec);
     }
 
+    /** Hadoop's key (S3A's committers honour it): sweep this job's pending uploads at job commit and abort; default true. */
+    static final String ABORT_PENDING_UPLOADS = "fs.s3a.committer.abort.pending.uploads";
+    /** Test hook: the complete of every file whose key contains this string fails (the job commit then fails). */
+    static final String TEST_FAIL_COMPLETE = "s3native.parquet.test.fail.complete";
+
+    /** Keys whose upload the job commit completed: a failed job deletes them. */
+    private final java.util.Set<String> completed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** The job's cleanup runs once (commit's failure path, then Spark's abort). */
+    private final java.util.concurrent.atomic.AtomicBoolean cleaned = new java.util.concurrent.atomic.AtomicBoolean();
+
     private static List<FileCommit> files(WriterCommitMessage[] messages) {
         List<FileCommit> out = new ArrayList<>();
         for (WriterCommitMessage m : messages) {
@@ -67,60 +77,211 @@ final class NativeParquetBatchWrite implements BatchWrite {
         return out;
     }
 
+    /** A message of another kind than a task of this write sends (its uploads, if any, are left to the sweep). */
+    private static WriterCommitMessage unexpected(WriterCommitMessage[] messages) {
+        for (WriterCommitMessage m : messages) {
+            if (m != null && !(m instanceof NativeParquetCommitMessage)) {
+                return m;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The upload of {@code f} as the native library reads it: its own JSON, or, when that cannot
+     * be read (a corrupt message), a result of its bucket, key and upload id only, which is enough to abort it.
+     */
+    private static UploadResult forAbort(FileCommit f) {
+        try {
+            return UploadResult.fromJson(f.upload);
+        } catch (RuntimeException e) {
+            return minimal(f.bucket, f.key, f.uploadId);
+        }
+    }
+
+    /** A deferred result naming only an upload (no parts, no statistics): what abort needs. */
+    static UploadResult minimal(String bucket, String key, String uploadId) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("bucket", bucket);
+        m.put("key", key);
+        m.put("upload_id", uploadId);
+        m.put("etags", List.of());
+        m.put("length", 0);
+        m.put("completed", false);
+        try {
+            return UploadResult.fromJson(new ObjectMapper().writeValueAsString(m));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     @Override
     public void commit(WriterCommitMessage[] messages) {
         List<FileCommit> files = files(messages);
         long start = System.currentTimeMillis();
         try {
+            WriterCommitMessage other = unexpected(messages);
+            if (other != null) {
+                throw new IOException("s3native.parquet: job " + spec.jobId + " got a commit message of another write: "
+                        + other.getClass().getName());
+            }
+            List<UploadResult> results = new ArrayList<>();
+            for (FileCommit f : files) {
+                try {
+                    results.add(UploadResult.fromJson(f.upload));
+                } catch (RuntimeException e) {
+                    throw new IOException("s3native.parquet: the task result of s3a://" + f.bucket + "/" + f.key
+                            + " cannot be read: " + e.getMessage(), e);
+                }
+            }
             FileSystem fs = output.getFileSystem(conf);
             if (truncate) {
                 deleteContents(fs);
             }
-            completeAll(files);
+            completeAll(files, results);
+            sweep(files);
             writeSuccess(fs, files, start);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        } catch (IOException | RuntimeException e) {
+            try {
+                cleanup(files);
+            } catch (RuntimeException c) {
+                e.addSuppressed(c);
+            }
+            throw e instanceof IOException ? new UncheckedIOException((IOException) e) : (RuntimeException) e;
         }
         LOG.info("s3native.parquet: job {} committed {} files to {}", spec.jobId, files.size(), output);
     }
 
-    /** Complete every upload, {@link #COMPLETE_THREADS} at a time; the first failure is thrown, naming its key. */
-    private void completeAll(List<FileCommit> files) throws IOException {
+    /**
+     * Complete every upload, {@link #COMPLETE_THREADS} at a time. After a failure no further
+     * complete starts, and every one already started is awaited before this returns, so no
+     * object appears after the job's cleanup; the first failure is thrown, naming its key.
+     */
+    private void completeAll(List<FileCommit> files, List<UploadResult> results) throws IOException {
         int threads = Math.min(COMPLETE_THREADS, files.size());
         if (threads == 0) {
             return;
         }
+        String failKey = conf.get(TEST_FAIL_COMPLETE);
+        java.util.concurrent.atomic.AtomicBoolean failed = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads, r -> {
             Thread t = new Thread(r, "s3native.parquet-commit");
             t.setDaemon(true);
             return t;
         });
+        IOException first = null;
+        boolean interrupted = false;
         try {
             List<java.util.concurrent.Future<?>> done = new ArrayList<>();
-            for (FileCommit f : files) {
+            for (int i = 0; i < files.size(); i++) {
+                FileCommit f = files.get(i);
+                UploadResult r = results.get(i);
                 done.add(pool.submit(() -> {
+                    if (failed.get()) {
+                        return null; // another complete failed: this upload is left to the cleanup's abort
+                    }
                     try {
-                        S3NativeOutputStream.complete(UploadResult.fromJson(f.upload), spec.settings);
-                    } catch (IOException e) {
+                        if (failKey != null && !failKey.isEmpty() && f.key.contains(failKey)) {
+                            throw new IOException("test fault (" + TEST_FAIL_COMPLETE + ")");
+                        }
+                        S3NativeOutputStream.complete(r, spec.settings);
+                        completed.add(f.key);
+                    } catch (IOException | RuntimeException e) {
+                        failed.set(true);
                         throw new IOException("s3native.parquet: completing the upload of s3a://" + f.bucket + "/" + f.key
                                 + ": " + e.getMessage(), e);
                     }
                     return null;
                 }));
             }
+            // Await every one, also after a failure or an interrupt: a complete still running would
+            // make its object appear after the cleanup deleted the completed ones.
             for (java.util.concurrent.Future<?> d : done) {
-                try {
-                    d.get();
-                } catch (java.util.concurrent.ExecutionException e) {
-                    throw e.getCause() instanceof IOException ? (IOException) e.getCause() : new IOException(e.getCause());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new java.io.InterruptedIOException("s3native.parquet: job commit interrupted");
+                while (true) {
+                    try {
+                        d.get();
+                        break;
+                    } catch (java.util.concurrent.ExecutionException e) {
+                        if (first == null) {
+                            first = e.getCause() instanceof IOException ? (IOException) e.getCause() : new IOException(e.getCause());
+                        }
+                        break;
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                        failed.set(true);
+                    }
                 }
             }
         } finally {
-            pool.shutdownNow();
+            pool.shutdown();
         }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("s3native.parquet: job commit interrupted");
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /**
+     * Abort this job's multipart uploads under the output directory that no committed task
+     * handed over (tasks lost after they initiated one), when {@link #ABORT_PENDING_UPLOADS}
+     * is true (the default). Only uploads named as this job's files are touched
+     * ({@code part-NNNNN-<job id>-...}). A listing or abort failure is logged, not thrown.
+     */
+    private void sweep(List<FileCommit> known) {
+        if (!conf.getBoolean(ABORT_PENDING_UPLOADS, true)) {
+            return;
+        }
+        java.util.Set<String> committedIds = new java.util.HashSet<>();
+        for (FileCommit f : known) {
+            if (f.uploadId != null) {
+                committedIds.add(f.uploadId);
+            }
+        }
+        java.util.regex.Pattern mine = java.util.regex.Pattern.compile(
+                "part-\\d{5}-" + java.util.regex.Pattern.quote(spec.jobId) + "-[^/]*$");
+        String prefix = spec.prefix.isEmpty() ? "" : spec.prefix + "/";
+        int swept = 0;
+        try {
+            FileSystem fs = output.getFileSystem(conf);
+            // S3AFileSystem.listUploads(String): its return type (and the SDK's MultipartUpload) differ
+            // between Hadoop 3.3 (SDK v1) and 3.4+ (SDK v2), hence by reflection.
+            Object it = fs.getClass().getMethod("listUploads", String.class).invoke(fs, prefix);
+            @SuppressWarnings("unchecked")
+            org.apache.hadoop.fs.RemoteIterator<Object> uploads = (org.apache.hadoop.fs.RemoteIterator<Object>) it;
+            while (uploads.hasNext()) {
+                Object u = uploads.next();
+                String key = (String) accessor(u, "getKey", "key");
+                String id = (String) accessor(u, "getUploadId", "uploadId");
+                if (key == null || id == null || !key.startsWith(prefix) || committedIds.contains(id) || !mine.matcher(key).find()) {
+                    continue;
+                }
+                try {
+                    S3NativeOutputStream.abort(minimal(spec.bucket, key, id), spec.settings);
+                    swept++;
+                } catch (IOException e) {
+                    LOG.warn("s3native.parquet: aborting the pending upload of s3a://{}/{}: {}", spec.bucket, key, e.getMessage());
+                }
+            }
+        } catch (ReflectiveOperationException | IOException | RuntimeException e) {
+            LOG.warn("s3native.parquet: job {}: listing the pending uploads under {} failed: {}", spec.jobId, output, e.toString());
+        }
+        if (swept > 0) {
+            LOG.info("s3native.parquet: job {} aborted {} pending uploads no task committed under {}", spec.jobId, swept, output);
+        }
+    }
+
+    private static Object accessor(Object o, String... names) throws ReflectiveOperationException {
+        for (String n : names) {
+            try {
+                return o.getClass().getMethod(n).invoke(o);
+            } catch (NoSuchMethodException e) {
+                // the other SDK's name
+            }
+        }
+        throw new NoSuchMethodException(o.getClass().getName() + "." + String.join("/", names));
     }
 
     /** What save mode overwrite replaces: everything under the output directory (as Spark's parquet source, static mode). */
@@ -183,19 +344,43 @@ final class NativeParquetBatchWrite implements BatchWrite {
 
     @Override
     public void abort(WriterCommitMessage[] messages) {
-        List<FileCommit> files = files(messages);
+        cleanup(files(messages));
+    }
+
+    /**
+     * A failed job's cleanup (once): delete the objects the job commit completed, abort every
+     * other upload the tasks handed over (by bucket, key and upload id when a result cannot be
+     * read), then sweep this job's pending uploads no task handed over. The first failure is thrown
+     * after all were tried.
+     */
+    private void cleanup(List<FileCommit> files) {
+        if (!cleaned.compareAndSet(false, true)) {
+            return;
+        }
         IOException first = null;
+        int deleted = 0;
         for (FileCommit f : files) {
             try {
-                S3NativeOutputStream.abort(UploadResult.fromJson(f.upload), spec.settings);
+                if (completed.contains(f.key)) {
+                    Path p = new Path("s3a://" + f.bucket + "/" + f.key);
+                    FileSystem fs = p.getFileSystem(conf);
+                    if (!fs.delete(p, false) && fs.exists(p)) {
+                        throw new IOException("could not delete the completed object");
+                    }
+                    deleted++;
+                } else if (f.uploadId != null) {
+                    S3NativeOutputStream.abort(forAbort(f), spec.settings);
+                }
             } catch (IOException e) {
-                LOG.warn("s3native.parquet: aborting the upload of s3a://{}/{}: {}", f.bucket, f.key, e.getMessage());
+                LOG.warn("s3native.parquet: cleaning up s3a://{}/{}: {}", f.bucket, f.key, e.getMessage());
                 if (first == null) {
-                    first = e;
+                    first = new IOException("s3native.parquet: cleaning up s3a://" + f.bucket + "/" + f.key + ": " + e.getMessage(), e);
                 }
             }
         }
-        LOG.info("s3native.parquet: job {} aborted {} uploads under {}", spec.jobId, files.size(), output);
+        sweep(files);
+        LOG.info("s3native.parquet: job {} aborted: {} uploads aborted, {} completed objects deleted under {}", spec.jobId,
+                files.size() - deleted, deleted, output);
         if (first != null) {
             throw new UncheckedIOException(first);
         }

@@ -236,7 +236,13 @@ final class NativeParquetTable implements SupportsWrite {
                 throw new IllegalArgumentException("s3native.parquet: batchRows must be at least 1, not " + batchRows);
             }
             String tz = session.conf().get("spark.sql.session.timeZone");
-            WriteSpec spec = new WriteSpec(bucket, prefix, input, partitionColumns, settings, parquetJson, suffix, info.queryId(), tz,
+            // The job's unique id, in every file name (which the pending-upload sweep matches): the
+            // query id, or spark.sql.sources.writeJobUUID when set (as S3A's committers honour it).
+            String jobId = conf.getTrimmed("spark.sql.sources.writeJobUUID", "");
+            if (jobId.isEmpty()) {
+                jobId = info.queryId();
+            }
+            WriteSpec spec = new WriteSpec(bucket, prefix, input, partitionColumns, settings, parquetJson, suffix, jobId, tz,
                     batchRows);
             return new NativeParquetBatchWrite(spec, new Path(path), conf, truncate);
         }
