@@ -309,7 +309,7 @@ final class NativeParquetBatchWrite implements BatchWrite {
         s.put("committer", COMMITTER);
         s.put("description", "s3native.parquet DataSource V2 write: native Parquet files as deferred uploads, completed by the driver");
         s.put("jobId", spec.jobId);
-        s.put("jobIdSource", "spark query id");
+        s.put("jobIdSource", spec.jobIdSource);
         Map<String, Long> metrics = new LinkedHashMap<>();
         long rows = 0;
         long bytes = 0;

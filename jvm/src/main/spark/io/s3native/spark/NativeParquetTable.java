@@ -44,6 +44,9 @@ import org.apache.spark.sql.types.StructType;
  * source lays them out.
  */
 final class NativeParquetTable implements SupportsWrite {
+    /** Spark's job UUID key (a write option or the Hadoop configuration), which S3A's committers honour too. */
+    static final String WRITE_JOB_UUID = "spark.sql.sources.writeJobUUID";
+
     /** Rows per Arrow batch handed to the native writer (write option {@code batchRows}). */
     static final int DEFAULT_BATCH_ROWS = 8192;
 
@@ -238,11 +241,15 @@ final class NativeParquetTable implements SupportsWrite {
             String tz = session.conf().get("spark.sql.session.timeZone");
             // The job's unique id, in every file name (which the pending-upload sweep matches): the
             // query id, or spark.sql.sources.writeJobUUID when set (as S3A's committers honour it).
-            String jobId = conf.getTrimmed("spark.sql.sources.writeJobUUID", "");
+            // The option by Spark's case-insensitive lookup: Spark 4.3 hands write options over
+            // with lower-cased keys, even through asCaseSensitiveMap().
+            String jobId = info.options().getOrDefault(WRITE_JOB_UUID, conf.getTrimmed(WRITE_JOB_UUID, "")).trim();
+            String jobIdSource = WRITE_JOB_UUID;
             if (jobId.isEmpty()) {
                 jobId = info.queryId();
+                jobIdSource = "spark query id";
             }
-            WriteSpec spec = new WriteSpec(bucket, prefix, input, partitionColumns, settings, parquetJson, suffix, jobId, tz,
+            WriteSpec spec = new WriteSpec(bucket, prefix, input, partitionColumns, settings, parquetJson, suffix, jobId, jobIdSource, tz,
                     batchRows);
             return new NativeParquetBatchWrite(spec, new Path(path), conf, truncate);
         }

@@ -24,11 +24,13 @@ final class WriteSpec implements Serializable {
     final String parquetOptions;
     final String fileSuffix;
     final String jobId;
+    /** Where {@link #jobId} came from, for _SUCCESS: {@code spark.sql.sources.writeJobUUID} or {@code spark query id}. */
+    final String jobIdSource;
     final String timeZoneId;
     final int batchRows;
 
     WriteSpec(String bucket, String prefix, StructType schema, String[] partitionColumns, Map<String, String> settings,
-            String parquetOptions, String fileSuffix, String jobId, String timeZoneId, int batchRows) {
+            String parquetOptions, String fileSuffix, String jobId, String jobIdSource, String timeZoneId, int batchRows) {
         this.bucket = bucket;
         this.prefix = prefix;
         this.schema = schema;
@@ -37,6 +39,7 @@ final class WriteSpec implements Serializable {
         this.parquetOptions = parquetOptions;
         this.fileSuffix = fileSuffix;
         this.jobId = jobId;
+        this.jobIdSource = jobIdSource;
         this.timeZoneId = timeZoneId;
         this.batchRows = batchRows;
     }
