@@ -159,8 +159,9 @@ def parts_of(etag):
     return int(etag.rsplit("-", 1)[1]) if "-" in etag else 1
 
 
-def committed_output(s3, uri):
-    """The data files a magic-committer job left under uri, checked against _SUCCESS.
+def committed_output(s3, uri, committer="magic"):
+    """The data files a magic-committer job (or the s3native.parquet write: committer
+    "s3native.parquet", the same SuccessData) left under uri, checked against _SUCCESS.
     Returns a summary; raises AssertionError naming what is wrong."""
     bucket, prefix = split(uri)
     objs = listing(s3, uri)
@@ -168,7 +169,7 @@ def committed_output(s3, uri):
     body = s3.get_object(Bucket=bucket, Key=prefix + "_SUCCESS")["Body"].read()
     assert body, f"{uri}/_SUCCESS is empty: the classic FileOutputCommitter ran, not the magic one"
     success = json.loads(body)
-    assert success.get("committer") == "magic", f"_SUCCESS committer is {success.get('committer')!r}"
+    assert success.get("committer") == committer, f"_SUCCESS committer is {success.get('committer')!r}, not {committer!r}"
     assert success.get("name") == "org.apache.hadoop.fs.s3a.commit.files.SuccessData/1", success.get("name")
     leftovers = [k for k in objs if "/__magic" in "/" + k]
     assert not leftovers, f"magic directory left behind: {leftovers[:5]}"
