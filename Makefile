@@ -173,8 +173,11 @@ jar: build
 	jar uf $$(ls jvm/target/s3native-*.jar) -C jvm/target/vectored-classes .
 	jar tf jvm/target/s3native-*.jar | grep -q 'NativeS3AVectoredInputStream.class$$' || { echo "the jar lacks the vectored stream"; exit 1; }
 	# The Spark DataSource V2 write (io.s3native.spark, format "s3native.parquet") is compiled
-	# against Spark 4.3's own jars (pyspark from PyPI, cached by scripts/spark-setup.sh) and the
-	# arrow-c-data of that Spark's arrow-vector (Spark ships none: users add it, see README).
+	# once, against Spark 4.3's own jars (pyspark from PyPI, cached by scripts/spark-setup.sh) and
+	# the arrow-c-data of that Spark's arrow-vector (Spark ships none: users add it, see README),
+	# and the same classes serve every Spark line, 3.5 to 4.3: SparkArrow finds the line's form of
+	# ArrowUtils.toArrowSchema by reflection. test-spark runs its tests (spark/tests/test_dsv2.py)
+	# on every line, `test` on CI_SPARK_LINES (4.3).
 	scripts/spark-setup.sh 4.3
 	spark_jars=$$(echo $(CURDIR)/target/spark/venv-4.3/lib/python3*/site-packages/pyspark/jars)
 	arrow=$$(basename $$spark_jars/arrow-vector-*.jar .jar); arrow=$${arrow#arrow-vector-}
@@ -375,7 +378,8 @@ bench-jvm: jar $(S3S_FS)
 demo: jar server-install
 	scripts/spark-demo.sh
 
-# test-spark runs every Spark line (pyspark from PyPI: 3.5.8, 4.0.2, 4.1.2, 4.2.1, 4.3.0);
+# test-spark runs every Spark line (pyspark from PyPI: 3.5.8, 4.0.2, 4.1.2, 4.2.1, 4.3.0), the
+# s3native.parquet DataSource V2 tests (spark/tests/test_dsv2.py) included on each;
 # CI (`test`) runs CI_SPARK_LINES: 4.3 (Hadoop 3.5.0), the newest. The Hadoop inside each of the
 # others (3.5: 3.3.4, 4.0: 3.4.1, 4.1: 3.4.2, 4.2: 3.5.0) is a line `test` runs the Hadoop tests
 # on, so CI leaves those Spark lines (1.5-4 minutes each) to test-spark.

@@ -219,7 +219,7 @@ def supported(spark):
 
 
 def e2e_scenario(fn):
-    """A scenario of spark/job.py's e2e run (the Spark test run of each line, CI's 4.3), under <base>/dsv2."""
+    """A scenario of spark/job.py's e2e run (the Spark test run of each line), under <base>/dsv2."""
     def run(spark, args):
         if not supported(spark):
             return {"skipped": f"s3native.parquet is not built for Spark {spark.version}"}
