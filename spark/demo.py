@@ -74,7 +74,8 @@ def run_one(label, fs, props, table, source, partition_by, dest, s3, fmt="parque
     check(not bad, f"{label} {table}: column checksums differ: {bad}")
     # 2. The FileSystem that wrote it is the one configured.
     check(r["classes"]["filesystem"] == fs, f"{label} {table}: wrote through {r['classes']['filesystem']}, not {fs}")
-    # 3. _SUCCESS is the magic committer's SuccessData listing the files; nothing pending.
+    # 3. _SUCCESS is the committer's SuccessData (the magic one's, or s3native.parquet's) listing
+    #    the files; nothing pending.
     out = sc.committed_output(s3, dest, committer="s3native.parquet" if fmt == "s3native.parquet" else "magic")
     before, after = r["native_before"], r["native_after"]
     check("error" not in after, f"{label} {table}: s3native statistics unavailable: {after.get('error')}")

