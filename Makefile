@@ -56,7 +56,7 @@ ZIGBUILD := target/tools/bin/cargo-zigbuild
 TOOLS_CACHE ?= $(HOME)/.cache/s3native/cargo-install
 cargo_install_dir = $(if $(TOOLS_CACHE),--target-dir $(TOOLS_CACHE)/$(1))
 
-.PHONY: build zig-tools test druid druid-install-jar druid-tests test-druid bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm bench-druid demo test-spark hadoop-suite hadoop-suite-ci hadoop-suite-baseline hadoop-suite-run
+.PHONY: build zig-tools test druid druid-install-jar druid-tests test-druid bench bench-build bench-smoke header-check symbols-check glibc-check server-install jar test-jvm hooks-tests-jvm test-hadoop hadoop-tests bench-jvm bench-druid bench-parquet demo test-spark hadoop-suite hadoop-suite-ci hadoop-suite-baseline hadoop-suite-run
 
 build: zig-tools
 	CARGO_ZIGBUILD_PYTHON_PATH=$(abspath $(ZIG_VENV))/bin/python $(ZIGBUILD) zigbuild --release --target $(GLIBC_TARGET)
@@ -294,12 +294,13 @@ $(S3S_FS):
 # on 2 cores); run.py runs it from target/release/examples/. The Java worker is compiled alone
 # (javac) against the jar and Hadoop 3.4; it runs on either line's classpath.
 BENCH_CLASSPATHS := target/bench/classpath-3.3 target/bench/classpath-3.4
-BENCH_JAVA_WORKER := jvm/src/test/java/io/s3native/bench/WriteWorkload.java
+BENCH_JAVA_WORKER := jvm/src/test/java/io/s3native/bench/WriteWorkload.java jvm/src/test/java/io/s3native/bench/ParquetEncodeWorkload.java
 
 bench-build: $(JAR_DEP) server-install $(S3S_FS) zig-tools $(BENCH_CLASSPATHS)
 	scripts/bench-tools.sh
-	CARGO_ZIGBUILD_PYTHON_PATH=$(abspath $(ZIG_VENV))/bin/python $(ZIGBUILD) zigbuild --release --target $(GLIBC_TARGET) --example bench_worker
+	CARGO_ZIGBUILD_PYTHON_PATH=$(abspath $(ZIG_VENV))/bin/python $(ZIGBUILD) zigbuild --release --target $(GLIBC_TARGET) --example bench_worker --example parquet_worker
 	install -D $(NATIVE_LIB_DIR)/examples/bench_worker target/release/examples/bench_worker
+	install -D $(NATIVE_LIB_DIR)/examples/parquet_worker target/release/examples/parquet_worker
 	rm -rf target/bench/classes && mkdir -p target/bench/classes
 	javac --release 17 -nowarn -d target/bench/classes -cp $$(ls jvm/target/s3native-*.jar):$$(cat target/bench/classpath-3.4) $(BENCH_JAVA_WORKER)
 
@@ -331,6 +332,15 @@ bench-druid: druid $(S3S_FS)
 	    -Dmdep.outputFile=$(CURDIR)/target/bench/classpath-$$line | sed 's/\x1b\[[0-9;]*m//g'
 	done
 	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-druid .venv/bin/python benches/harness/druid_bench.py $(BENCH_DRUID_ARGS)
+
+# The Parquet encoder bench (issue 16; benches/harness/parquet_bench.py): lineitem SF1 and
+# nycflights13 from Arrow batches, encoded and uploaded by the native Parquet writer through the
+# Rust API (examples/parquet_worker.rs) and the JVM's Arrow C stream route, against Spark 3.5's
+# own writer through stock S3A and through NativeS3AFileSystem; s3like profile over TLS in front
+# of s3s-fs; writes benches/results/<date>-parquet.{json,md}. BENCH_PARQUET_ARGS=--smoke: SF0.1,
+# one round, under target/bench-parquet-smoke.
+bench-parquet: bench-build
+	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-parquet .venv/bin/python benches/harness/parquet_bench.py $(BENCH_PARQUET_ARGS)
 
 # The read benchmark (issue 14; benches/harness/read_bench.py and the module benches/iceberg):
 # the replicated Iceberg single-reader benchmark (Iceberg 1.10.1's row and Arrow readers read

@@ -493,6 +493,40 @@ def tpch(spark, args):
             "queries": measured}
 
 
+def jvm_status_bytes(field):
+    """A /proc/<driver JVM>/status figure in bytes (VmRSS, VmHWM), as jvm_cpu_seconds finds the JVM."""
+    with open(f"/proc/{os.getppid()}/status") as f:
+        line = next(x for x in f if x.startswith(field + ":"))
+    return int(line.split()[1]) * 1024
+
+
+def encode(spark, args):
+    """The Parquet encoder bench's Spark route (benches/harness/parquet_bench.py): each table
+    read from local Parquet and cached in memory, then written once as a warm-up sample and
+    once measured by Spark's own Parquet writer to --dest through the configured s3a://
+    FileSystem: wall and driver-JVM CPU seconds of the measured write, the JVM's peak RSS over
+    its RSS at the start of it (VmHWM reset through clear_refs) and rows (the harness lists
+    the output)."""
+    out = []
+    for name, source, dest in zip(args.tables, args.sources, args.dests):
+        df = spark.read.parquet(source).cache()
+        rows = df.count()
+        df.limit(args.warmup_rows).write.parquet(dest + "-warmup")
+        with open(f"/proc/{os.getppid()}/clear_refs", "w") as f:
+            f.write("5")
+        rss0, cpu0 = jvm_status_bytes("VmRSS"), jvm_cpu_seconds()
+        t0 = time.monotonic()
+        df.write.parquet(dest)
+        wall = time.monotonic() - t0
+        cpu = jvm_cpu_seconds() - cpu0
+        peak = jvm_status_bytes("VmHWM") - rss0
+        out.append({"table": name, "seconds": wall, "cpu_seconds": cpu, "peak_rss_over_start_bytes": max(0, peak),
+                    "start_rss_bytes": rss0, "rows": rows, "dest": dest, "filesystem": fs_classes(spark, dest)["filesystem"]})
+        df.unpersist()
+        print(f"job.py: encode {name}: {wall:.2f} s", file=sys.stderr, flush=True)
+    return {"versions": versions(spark), "tables": out}
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -514,14 +548,22 @@ def main():
     t.add_argument("--queries", nargs="+", choices=sorted(TPCH), required=True)
     t.add_argument("--tables", nargs="+", required=True, help="a lineitem copy per query, in order (as --warmup)")
     t.add_argument("--report", required=True)
+    c = sub.add_parser("encode")
+    c.add_argument("--tables", nargs="+", required=True, help="the tables' names")
+    c.add_argument("--sources", nargs="+", required=True, help="each table's local Parquet directory, in order")
+    c.add_argument("--dests", nargs="+", required=True, help="each table's s3a:// destination, in order")
+    c.add_argument("--warmup-rows", type=int, default=262144)
+    c.add_argument("--report", required=True)
     args = ap.parse_args()
+    if args.mode == "encode" and not len(args.tables) == len(args.sources) == len(args.dests):
+        ap.error("one --sources and one --dests entry per table")
     if args.mode == "tpch" and len(args.tables) != len(args.queries):
         ap.error("one --tables entry per query")
 
     spark = SparkSession.builder.appName(f"s3native-{args.mode}").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     try:
-        report = {"demo": demo, "e2e": e2e, "tpch": tpch}[args.mode](spark, args)
+        report = {"demo": demo, "e2e": e2e, "tpch": tpch, "encode": encode}[args.mode](spark, args)
     finally:
         spark.stop()
     with open(args.report, "w") as f:

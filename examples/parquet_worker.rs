@@ -1,0 +1,128 @@
+//! One measured run of the Parquet encoder bench (`benches/harness/parquet_bench.py`), the
+//! Rust API route: Arrow IPC files are read into memory first (record batches, as an engine
+//! holds them), then each becomes one Parquet file on S3 through [`s3native::ParquetWriter`]
+//! in Publish mode, `threads` files at a time; prints one line `RESULT {json}`.
+//!
+//! Arguments (`key=value`):
+//! - `bucket=`, `prefix=`: file `i` is `<prefix>/part-<i>.parquet`;
+//! - `inputs=`: the Arrow IPC files, comma-separated (spark/make_data.py `--ipc`);
+//! - `threads=` (default 1): files written at once, one writer thread each;
+//! - `options=`: the Parquet options' JSON ([`s3native::ParquetOptions`]; default `{}`);
+//! - `warmup_batches=` (default 32): before the clock starts, the first file's first that
+//!   many batches are written to `<prefix>/warmup.parquet` (client, connections, TLS);
+//! - every `conf.K=V`: a setting (`fs.s3a.*` keys: endpoint, credentials, budget, ...).
+//!
+//! Figures, read when the clock stops and, like the Java route's
+//! (`jvm/src/test/java/io/s3native/bench/ParquetEncodeWorkload.java`), over the timed part
+//! only: wall seconds, process CPU seconds (/proc/self/stat), the peak RSS above the RSS
+//! when the clock started (`VmHWM` reset then through /proc/self/clear_refs: what encoding
+//! and upload held beyond the loaded input), rows, output bytes (the files' sizes as the
+//! writer reports them) and the input's Arrow bytes (the bytes of the batches' slices).
+//!
+//! Build: `cargo build --release --example parquet_worker`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_ipc::reader::FileReader;
+use s3native::arrow_array::{Array, RecordBatch};
+use s3native::{Mode, ParquetOptions, ParquetWriter, Settings};
+
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    ticks / 100.0 // USER_HZ, 100 on Linux
+}
+
+fn status_bytes(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = s.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("{field} in /proc/self/status"));
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+fn load(path: &str) -> Vec<RecordBatch> {
+    let reader = FileReader::try_new(File::open(path).unwrap_or_else(|e| panic!("{path}: {e}")), None)
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    reader.map(|b| b.unwrap_or_else(|e| panic!("{path}: {e}"))).collect()
+}
+
+/// One file: (rows, bytes).
+fn write(bucket: &str, key: &str, batches: &[RecordBatch], options: &ParquetOptions, settings: &Settings) -> (u64, u64) {
+    let schema = batches[0].schema();
+    let mut w = ParquetWriter::open(bucket, key, Mode::Publish, schema, options, settings)
+        .unwrap_or_else(|e| panic!("open s3://{bucket}/{key}: {e}"));
+    for b in batches {
+        w.write(b).unwrap_or_else(|e| panic!("write s3://{bucket}/{key}: {e}"));
+    }
+    let r = w.close().unwrap_or_else(|e| panic!("close s3://{bucket}/{key}: {e}"));
+    (r.rows, r.file_size)
+}
+
+fn main() {
+    let mut a: HashMap<String, String> = HashMap::new();
+    let mut conf = BTreeMap::new();
+    for arg in std::env::args().skip(1) {
+        let (k, v) = arg.split_once('=').unwrap_or_else(|| panic!("arguments are key=value, got '{arg}'"));
+        match k.strip_prefix("conf.") {
+            Some(c) => conf.insert(c.to_string(), v.to_string()),
+            None => a.insert(k.to_string(), v.to_string()),
+        };
+    }
+    let need = |k: &str| a.get(k).cloned().unwrap_or_else(|| panic!("missing argument {k}=..."));
+    let num = |k: &str, d: usize| a.get(k).map(|v| v.parse().unwrap_or_else(|_| panic!("{k} is a number"))).unwrap_or(d);
+    let (bucket, prefix) = (need("bucket"), need("prefix"));
+    let threads = num("threads", 1).max(1);
+    let warmup_batches = num("warmup_batches", 32);
+    let options = ParquetOptions::from_json(a.get("options").map(String::as_str).unwrap_or("{}")).expect("options");
+    let settings = conf.iter().fold(Settings::new(), |s, (k, v)| s.with(k, v));
+
+    let inputs: Vec<Vec<RecordBatch>> = need("inputs").split(',').map(load).collect();
+    assert!(inputs.iter().all(|b| !b.is_empty()), "an input file has no batches");
+    let input_bytes: usize = inputs.iter().flatten().map(|b| b.columns().iter().map(|c| c.to_data().get_slice_memory_size().expect("slice size")).sum::<usize>()).sum();
+    if warmup_batches > 0 {
+        let n = warmup_batches.min(inputs[0].len());
+        write(&bucket, &format!("{prefix}/warmup.parquet"), &inputs[0][..n], &options, &settings);
+    }
+
+    std::fs::write("/proc/self/clear_refs", "5").expect("reset VmHWM");
+    let rss0 = status_bytes("VmRSS:");
+    let cpu0 = cpu_seconds();
+    let t0 = Instant::now();
+    let inputs = Arc::new(inputs);
+    let next = Arc::new(AtomicUsize::new(0));
+    let workers: Vec<_> = (0..threads.min(inputs.len()))
+        .map(|_| {
+            let (inputs, next, options, settings) = (inputs.clone(), next.clone(), options.clone(), settings.clone());
+            let (bucket, prefix) = (bucket.clone(), prefix.clone());
+            std::thread::spawn(move || {
+                let mut done = (0u64, 0u64);
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= inputs.len() {
+                        return done;
+                    }
+                    let (rows, bytes) = write(&bucket, &format!("{prefix}/part-{i:05}.parquet"), &inputs[i], &options, &settings);
+                    done = (done.0 + rows, done.1 + bytes);
+                }
+            })
+        })
+        .collect();
+    let (rows, bytes) = workers.into_iter().map(|w| w.join().expect("a writer thread panicked")).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let wall = t0.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu0;
+    let peak = status_bytes("VmHWM:").saturating_sub(rss0);
+    println!(
+        "RESULT {}",
+        serde_json::json!({
+            "route": "rust", "seconds": wall, "cpu_seconds": cpu, "peak_rss_over_start_bytes": peak,
+            "start_rss_bytes": rss0, "rows": rows, "output_bytes": bytes, "files": inputs.len(),
+            "input_arrow_bytes": input_bytes, "threads": threads,
+        })
+    );
+}
