@@ -17,7 +17,9 @@
 //! only: wall seconds, process CPU seconds (/proc/self/stat), the peak RSS above the RSS
 //! when the clock started (`VmHWM` reset then through /proc/self/clear_refs: what encoding
 //! and upload held beyond the loaded input), rows, output bytes (the files' sizes as the
-//! writer reports them) and the input's Arrow bytes (the bytes of the batches' slices).
+//! writer reports them), the input's Arrow bytes (the bytes of the batches' slices) and
+//! `thread_cpu_seconds`, the timed part's CPU per thread name with its trailing digits dropped
+//! (`writer-` for the writer threads, the runtime's I/O threads by their names).
 //!
 //! Build: `cargo build --release --example parquet_worker`.
 
@@ -38,6 +40,26 @@ fn cpu_seconds() -> f64 {
     let f: Vec<&str> = rest.split_whitespace().collect();
     let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
     ticks / 100.0 // USER_HZ, 100 on Linux
+}
+
+/// (name, user + system CPU seconds) of one thread from its `stat` file; None once it has ended.
+fn task_cpu(stat: &std::path::Path) -> Option<(String, f64)> {
+    let stat = std::fs::read_to_string(stat).ok()?;
+    let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+    let name = stat[open + 1..close].trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
+    let f: Vec<&str> = stat[close + 2..].split_whitespace().collect();
+    Some((name, (f[11].parse::<f64>().ok()? + f[12].parse::<f64>().ok()?) / 100.0)) // utime, stime in USER_HZ
+}
+
+/// CPU seconds so far of each live thread of this process, summed by name with its trailing digits dropped.
+fn thread_cpu() -> BTreeMap<String, f64> {
+    let mut by = BTreeMap::new();
+    for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task").flatten() {
+        if let Some((name, s)) = task_cpu(&task.path().join("stat")) {
+            *by.entry(name).or_insert(0.0) += s;
+        }
+    }
+    by
 }
 
 fn status_bytes(field: &str) -> u64 {
@@ -93,27 +115,41 @@ fn main() {
     std::fs::write("/proc/self/clear_refs", "5").expect("reset VmHWM");
     let rss0 = status_bytes("VmRSS:");
     let cpu0 = cpu_seconds();
+    let threads0 = thread_cpu();
     let t0 = Instant::now();
     let inputs = Arc::new(inputs);
     let next = Arc::new(AtomicUsize::new(0));
     let workers: Vec<_> = (0..threads.min(inputs.len()))
-        .map(|_| {
+        .map(|t| {
             let (inputs, next, options, settings) = (inputs.clone(), next.clone(), options.clone(), settings.clone());
             let (bucket, prefix) = (bucket.clone(), prefix.clone());
-            std::thread::spawn(move || {
+            std::thread::Builder::new().name(format!("writer-{t}")).spawn(move || {
                 let mut done = (0u64, 0u64);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= inputs.len() {
-                        return done;
+                        // A writer reports its own CPU: once it has ended, /proc no longer lists it.
+                        let own = task_cpu(std::path::Path::new("/proc/thread-self/stat")).map_or(0.0, |(_, s)| s);
+                        return (done, own);
                     }
                     let (rows, bytes) = write(&bucket, &format!("{prefix}/part-{i:05}.parquet"), &inputs[i], &options, &settings);
                     done = (done.0 + rows, done.1 + bytes);
                 }
-            })
+            }).expect("spawn a writer thread")
         })
         .collect();
-    let (rows, bytes) = workers.into_iter().map(|w| w.join().expect("a writer thread panicked")).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let mut by_thread = BTreeMap::new();
+    let (mut rows, mut bytes) = (0, 0);
+    for w in workers {
+        let ((r, b), own) = w.join().expect("a writer thread panicked");
+        (rows, bytes) = (rows + r, bytes + b);
+        *by_thread.entry("writer-".to_string()).or_insert(0.0) += own;
+    }
+    // The threads that outlive the writers (main, the runtime's I/O threads): their growth.
+    for (name, s) in thread_cpu() {
+        *by_thread.entry(name).or_insert(0.0) += s - threads0.get(&name).copied().unwrap_or(0.0);
+    }
+    by_thread.retain(|_, v| *v >= 0.005);
     let wall = t0.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu0;
     let peak = status_bytes("VmHWM:").saturating_sub(rss0);
@@ -122,7 +158,7 @@ fn main() {
         serde_json::json!({
             "route": "rust", "seconds": wall, "cpu_seconds": cpu, "peak_rss_over_start_bytes": peak,
             "start_rss_bytes": rss0, "rows": rows, "output_bytes": bytes, "files": inputs.len(),
-            "input_arrow_bytes": input_bytes, "threads": threads,
+            "input_arrow_bytes": input_bytes, "threads": threads, "thread_cpu_seconds": by_thread,
         })
     );
 }

@@ -1,5 +1,7 @@
 package io.s3native.bench;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.s3native.parquet.NativeParquetWriter;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -8,19 +10,21 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
@@ -28,26 +32,34 @@ import org.apache.arrow.vector.ipc.ArrowFileReader;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.arrow.vector.util.VectorBatchAppender;
 
 /**
  * One measured run of the Parquet encoder bench ({@code benches/harness/parquet_bench.py}),
  * the JVM route: the same Arrow IPC files as the Rust worker ({@code examples/parquet_worker.rs})
- * are read into Arrow Java's off-heap buffers first (record batches, as an engine holds them);
- * then each becomes one Parquet file on S3 through {@link NativeParquetWriter} in PUBLISH mode,
+ * are read into Arrow Java's off-heap buffers first, each batch copied out of the IPC body into
+ * vectors of its own (one allocation per buffer, as Spark's ArrowWriter holds them: an IPC body
+ * aligns its buffers to 8 bytes only, where arrow-rs wants 16 for decimals, and the Rust worker's
+ * IPC reader realigns them before its clock starts too); then each becomes one Parquet file on S3 through {@link NativeParquetWriter} in PUBLISH mode,
  * its batches exported by reference through the Arrow C stream interface
  * ({@code Data.exportArrayStream}), {@code threads} files at a time. Prints one line
  * {@code RESULT {json}} with the Rust worker's figures and arguments (see its header): wall and
  * process CPU seconds of the timed part, peak RSS above the RSS when the clock started
- * ({@code VmHWM} reset through /proc/self/clear_refs), rows and output bytes.
+ * ({@code VmHWM} reset through /proc/self/clear_refs), rows and output bytes; and, to show where
+ * the CPU goes, {@code thread_cpu_seconds}: the timed part's CPU per thread name (trailing digits
+ * dropped, so "GC Thread#0" and "GC Thread#1" add up as "GC Thread#"), and {@code
+ * misaligned_buffers}: the input's fixed-width data buffers whose address is not a multiple of
+ * their value width (capped at 16 bytes), which the native side copies before encoding, since
+ * arrow-rs needs that alignment (Java's vectors share one allocation between validity and data,
+ * so a decimal128 data buffer often starts 8 bytes off).
  */
 public final class ParquetEncodeWorkload {
-    private static final Pattern ROWS = Pattern.compile("\"rows\":(\\d+)");
-    private static final Pattern SIZE = Pattern.compile("\"file_size\":(\\d+)");
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private ParquetEncodeWorkload() {}
 
     /** One input file held in memory: its schema and record batches (buffers retained). */
-    private record Input(Schema schema, List<ArrowRecordBatch> batches) {}
+    private record Input(Schema schema, List<ArrowRecordBatch> batches, long misaligned) {}
 
     /** An ArrowReader over batches already in memory: each load points the root at the next one. */
     private static final class InMemory extends ArrowReader {
@@ -89,14 +101,48 @@ public final class ParquetEncodeWorkload {
                 ArrowFileReader reader = new ArrowFileReader(ch, allocator)) {
             VectorSchemaRoot root = reader.getVectorSchemaRoot();
             List<ArrowRecordBatch> batches = new ArrayList<>();
+            long misaligned = 0;
             while (reader.loadNextBatch()) {
-                batches.add(new VectorUnloader(root).getRecordBatch());
+                try (VectorSchemaRoot own = VectorSchemaRoot.create(root.getSchema(), allocator)) {
+                    own.allocateNew(); // the appender reads the target's offset buffer, so it must exist
+                    for (int i = 0; i < root.getFieldVectors().size(); i++) {
+                        VectorBatchAppender.batchAppend(own.getVector(i), root.getVector(i));
+                    }
+                    own.setRowCount(root.getRowCount());
+                    for (FieldVector v : own.getFieldVectors()) {
+                        if (v instanceof BaseFixedWidthVector fw && fw.getTypeWidth() > 0
+                                && fw.getDataBuffer().memoryAddress() % Math.min(16, fw.getTypeWidth()) != 0) {
+                            misaligned++;
+                        }
+                    }
+                    batches.add(new VectorUnloader(own).getRecordBatch());
+                }
             }
             if (batches.isEmpty()) {
                 throw new IOException(path + ": no batches");
             }
-            return new Input(root.getSchema(), batches);
+            return new Input(root.getSchema(), batches, misaligned);
         }
+    }
+
+    /** CPU seconds so far of each live thread of this process, by name with its trailing digits dropped. */
+    private static Map<String, Double> threadCpu() throws IOException {
+        Map<String, Double> by = new HashMap<>();
+        try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                String stat;
+                try {
+                    stat = Files.readString(task.resolve("stat"));
+                } catch (IOException gone) {
+                    continue; // the thread ended between the listing and the read
+                }
+                String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replaceAll("[0-9]+$", "");
+                // Fields after the name's closing parenthesis: utime and stime are the 12th and 13th.
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                by.merge(name, (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0, Double::sum); // USER_HZ
+            }
+        }
+        return by;
     }
 
     /** One file; returns {rows, bytes}. */
@@ -109,17 +155,13 @@ public final class ParquetEncodeWorkload {
             try (NativeParquetWriter w = NativeParquetWriter.open(bucket, key, "PUBLISH", conf, options, stream.memoryAddress())) {
                 w.writeAll();
                 String result = w.finish();
-                return new long[] {field(ROWS, result), field(SIZE, result)};
+                JsonNode r = JSON.readTree(result);
+                if (!r.path("rows").canConvertToLong() || !r.path("file_size").canConvertToLong()) {
+                    throw new IOException("no rows or file_size in the writer's result " + result);
+                }
+                return new long[] {r.get("rows").asLong(), r.get("file_size").asLong()};
             }
         }
-    }
-
-    private static long field(Pattern p, String json) throws IOException {
-        Matcher m = p.matcher(json);
-        if (!m.find()) {
-            throw new IOException("no " + p + " in the writer's result " + json);
-        }
-        return Long.parseLong(m.group(1));
     }
 
     private static long statusBytes(String field) throws IOException {
@@ -159,7 +201,9 @@ public final class ParquetEncodeWorkload {
                 write(allocator, bucket, prefix + "/warmup.parquet", inputs.get(0), warmupBatches, conf, options);
             }
 
+            long misaligned = inputs.stream().mapToLong(Input::misaligned).sum();
             Files.writeString(Path.of("/proc/self/clear_refs"), "5");
+            Map<String, Double> threads0 = threadCpu();
             long rss0 = statusBytes("VmRSS:");
             long cpu0 = os.getProcessCpuTime();
             long t0 = System.nanoTime();
@@ -185,14 +229,26 @@ public final class ParquetEncodeWorkload {
                 rows += r[0];
                 bytes += r[1];
             }
+            Map<String, Double> byThread = threadCpu();
+            threads0.forEach((k, v) -> byThread.merge(k, -v, Double::sum));
+            byThread.values().removeIf(v -> v < 0.005);
             pool.shutdown();
             double wall = (System.nanoTime() - t0) / 1e9;
             double cpu = (os.getProcessCpuTime() - cpu0) / 1e9;
             long peak = Math.max(0, statusBytes("VmHWM:") - rss0);
-            System.out.printf("RESULT {\"route\": \"jvm\", \"seconds\": %.6f, \"cpu_seconds\": %.6f, "
-                            + "\"peak_rss_over_start_bytes\": %d, \"start_rss_bytes\": %d, \"rows\": %d, \"output_bytes\": %d, "
-                            + "\"files\": %d, \"threads\": %d}%n",
-                    wall, cpu, peak, rss0, rows, bytes, inputs.size(), threads);
+            Map<String, Object> result = new LinkedHashMap<>();
+            result.put("route", "jvm");
+            result.put("seconds", wall);
+            result.put("cpu_seconds", cpu);
+            result.put("peak_rss_over_start_bytes", peak);
+            result.put("start_rss_bytes", rss0);
+            result.put("rows", rows);
+            result.put("output_bytes", bytes);
+            result.put("files", inputs.size());
+            result.put("threads", threads);
+            result.put("misaligned_buffers", misaligned);
+            result.put("thread_cpu_seconds", new TreeMap<>(byThread));
+            System.out.println("RESULT " + JSON.writeValueAsString(result));
             for (Input in : inputs) {
                 in.batches().forEach(ArrowRecordBatch::close);
             }
