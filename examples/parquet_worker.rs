@@ -19,7 +19,11 @@
 //! and upload held beyond the loaded input), rows, output bytes (the files' sizes as the
 //! writer reports them), the input's Arrow bytes (the bytes of the batches' slices) and
 //! `thread_cpu_seconds`, the timed part's CPU per thread name with its trailing digits dropped
-//! (`writer-` for the writer threads, the runtime's I/O threads by their names).
+//! (`writer-` for the writer threads, the runtime's I/O threads by their names), and
+//! `write_seconds` / `close_seconds`: wall seconds spent in the writers' `write` calls
+//! (batches encoded into the row group held in memory) and in `close` (the last row group's
+//! column chunks into part buffers, the upload of the parts still to go, the completion),
+//! summed over files.
 //!
 //! Build: `cargo build --release --example parquet_worker`.
 
@@ -74,16 +78,35 @@ fn load(path: &str) -> Vec<RecordBatch> {
     reader.map(|b| b.unwrap_or_else(|e| panic!("{path}: {e}"))).collect()
 }
 
-/// One file: (rows, bytes).
-fn write(bucket: &str, key: &str, batches: &[RecordBatch], options: &ParquetOptions, settings: &Settings) -> (u64, u64) {
+/// What the writers did, summed over files.
+#[derive(Default, Clone, Copy)]
+struct Done {
+    rows: u64,
+    bytes: u64,
+    /// Wall seconds in `write` calls and in `close`.
+    write_seconds: f64,
+    close_seconds: f64,
+}
+
+impl std::ops::Add for Done {
+    type Output = Done;
+    fn add(self, o: Done) -> Done {
+        Done { rows: self.rows + o.rows, bytes: self.bytes + o.bytes, write_seconds: self.write_seconds + o.write_seconds, close_seconds: self.close_seconds + o.close_seconds }
+    }
+}
+
+/// One file.
+fn write(bucket: &str, key: &str, batches: &[RecordBatch], options: &ParquetOptions, settings: &Settings) -> Done {
     let schema = batches[0].schema();
     let mut w = ParquetWriter::open(bucket, key, Mode::Publish, schema, options, settings)
         .unwrap_or_else(|e| panic!("open s3://{bucket}/{key}: {e}"));
+    let started = Instant::now();
     for b in batches {
         w.write(b).unwrap_or_else(|e| panic!("write s3://{bucket}/{key}: {e}"));
     }
+    let closing = Instant::now();
     let r = w.close().unwrap_or_else(|e| panic!("close s3://{bucket}/{key}: {e}"));
-    (r.rows, r.file_size)
+    Done { rows: r.rows, bytes: r.file_size, write_seconds: (closing - started).as_secs_f64(), close_seconds: closing.elapsed().as_secs_f64() }
 }
 
 fn main() {
@@ -124,7 +147,7 @@ fn main() {
             let (inputs, next, options, settings) = (inputs.clone(), next.clone(), options.clone(), settings.clone());
             let (bucket, prefix) = (bucket.clone(), prefix.clone());
             std::thread::Builder::new().name(format!("writer-{t}")).spawn(move || {
-                let mut done = (0u64, 0u64);
+                let mut done = Done::default();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= inputs.len() {
@@ -132,17 +155,16 @@ fn main() {
                         let own = task_cpu(std::path::Path::new("/proc/thread-self/stat")).map_or(0.0, |(_, s)| s);
                         return (done, own);
                     }
-                    let (rows, bytes) = write(&bucket, &format!("{prefix}/part-{i:05}.parquet"), &inputs[i], &options, &settings);
-                    done = (done.0 + rows, done.1 + bytes);
+                    done = done + write(&bucket, &format!("{prefix}/part-{i:05}.parquet"), &inputs[i], &options, &settings);
                 }
             }).expect("spawn a writer thread")
         })
         .collect();
     let mut by_thread = BTreeMap::new();
-    let (mut rows, mut bytes) = (0, 0);
+    let mut done = Done::default();
     for w in workers {
-        let ((r, b), own) = w.join().expect("a writer thread panicked");
-        (rows, bytes) = (rows + r, bytes + b);
+        let (d, own) = w.join().expect("a writer thread panicked");
+        done = done + d;
         *by_thread.entry("writer-".to_string()).or_insert(0.0) += own;
     }
     // The threads that outlive the writers (main, the runtime's I/O threads): their growth.
@@ -157,7 +179,8 @@ fn main() {
         "RESULT {}",
         serde_json::json!({
             "route": "rust", "seconds": wall, "cpu_seconds": cpu, "peak_rss_over_start_bytes": peak,
-            "start_rss_bytes": rss0, "rows": rows, "output_bytes": bytes, "files": inputs.len(),
+            "start_rss_bytes": rss0, "rows": done.rows, "output_bytes": done.bytes, "files": inputs.len(),
+            "write_seconds": done.write_seconds, "close_seconds": done.close_seconds,
             "input_arrow_bytes": input_bytes, "threads": threads, "thread_cpu_seconds": by_thread,
         })
     );

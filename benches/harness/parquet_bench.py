@@ -23,7 +23,10 @@ Figures per run, of the timed part only: wall seconds, process CPU seconds (the 
 the Spark driver JVM's, which in local mode runs the tasks), CPU s per GiB of input (the
 Arrow bytes of the batches), output bytes, peak RSS above the RSS at the start of the timed
 part; and, for the two workers, the timed part's CPU per thread name (where the JVM route's
-CPU goes beside the Rust API's: JIT compiler, GC, export callbacks). Ratios are medians of
+CPU goes beside the Rust API's: JIT compiler, GC, export callbacks) and the wall seconds
+spent in the writers' write calls and in close, summed over files (a row group goes to the
+part buffers when it is complete, at 1 Mi rows or 128 MiB: a lineitem file's second and last
+one, and the upload of its parts, in close). Ratios are medians of
 per-round ratios against Spark through stock S3A; goals: the Rust API at least 2.5x Spark
 through stock S3A in wall and CPU, the JVM route within 5% of the Rust API. A 5% goal is below
 this machine's round-to-round noise (one worker's CPU for the same work varied 3.2 to 4.8 s
@@ -214,6 +217,11 @@ def report(data):
             if names:
                 threads.append(f"- {route}, CPU s by thread (median over {len(by)} rounds): " +
                                ", ".join(f"{k} {med([t.get(k, 0.0) for t in by]):.2f}" for k in names[:8]))
+            ws = [r for r in rows if r["route"] == route and "write_seconds" in r]
+            if ws:
+                threads.append(f"- {route}, wall s summed over files (median over {len(ws)} rounds): in write "
+                               f"{med([r['write_seconds'] for r in ws]):.2f}, in close (last row group, upload, "
+                               f"completion) {med([r['close_seconds'] for r in ws]):.2f}")
         out += threads + ([""] if threads else [])
         for route, base, goal, how in GOALS:
             for metric, label in (("seconds", "wall"), ("cpu_seconds", "CPU")):

@@ -51,7 +51,9 @@ import org.apache.arrow.vector.util.VectorBatchAppender;
  * misaligned_buffers}: the input's fixed-width data buffers whose address is not a multiple of
  * their value width (capped at 16 bytes), which the native side copies before encoding, since
  * arrow-rs needs that alignment (Java's vectors share one allocation between validity and data,
- * so a decimal128 data buffer often starts 8 bytes off).
+ * so a decimal128 data buffer often starts 8 bytes off); {@code write_seconds} and {@code
+ * close_seconds} as the Rust worker's: wall seconds in {@link NativeParquetWriter#writeAll}
+ * and in {@link NativeParquetWriter#finish}, summed over files.
  */
 public final class ParquetEncodeWorkload {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -145,7 +147,7 @@ public final class ParquetEncodeWorkload {
         return by;
     }
 
-    /** One file; returns {rows, bytes}. */
+    /** One file; returns {rows, bytes, nanoseconds in writeAll, nanoseconds in finish}. */
     private static long[] write(BufferAllocator allocator, String bucket, String key, Input in, int batches,
             Map<String, String> conf, String options) throws IOException {
         List<ArrowRecordBatch> chosen = in.batches().subList(0, Math.min(batches, in.batches().size()));
@@ -153,13 +155,16 @@ public final class ParquetEncodeWorkload {
                 ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
             Data.exportArrayStream(allocator, reader, stream);
             try (NativeParquetWriter w = NativeParquetWriter.open(bucket, key, "PUBLISH", conf, options, stream.memoryAddress())) {
+                long started = System.nanoTime();
                 w.writeAll();
+                long closing = System.nanoTime();
                 String result = w.finish();
+                long closed = System.nanoTime();
                 JsonNode r = JSON.readTree(result);
                 if (!r.path("rows").canConvertToLong() || !r.path("file_size").canConvertToLong()) {
                     throw new IOException("no rows or file_size in the writer's result " + result);
                 }
-                return new long[] {r.get("rows").asLong(), r.get("file_size").asLong()};
+                return new long[] {r.get("rows").asLong(), r.get("file_size").asLong(), closing - started, closed - closing};
             }
         }
     }
@@ -212,22 +217,23 @@ public final class ParquetEncodeWorkload {
             List<Future<long[]>> done = new ArrayList<>();
             for (int t = 0; t < Math.min(threads, inputs.size()); t++) {
                 done.add(pool.submit(() -> {
-                    long[] sum = new long[2];
+                    long[] sum = new long[4];
                     for (int i; (i = next.getAndIncrement()) < inputs.size(); ) {
                         long[] r = write(allocator, bucket, String.format("%s/part-%05d.parquet", prefix, i), inputs.get(i),
                                 Integer.MAX_VALUE, conf, options);
-                        sum[0] += r[0];
-                        sum[1] += r[1];
+                        for (int k = 0; k < sum.length; k++) {
+                            sum[k] += r[k];
+                        }
                     }
                     return sum;
                 }));
             }
-            long rows = 0;
-            long bytes = 0;
+            long[] sum = new long[4];
             for (Future<long[]> f : done) {
                 long[] r = f.get();
-                rows += r[0];
-                bytes += r[1];
+                for (int k = 0; k < sum.length; k++) {
+                    sum[k] += r[k];
+                }
             }
             Map<String, Double> byThread = threadCpu();
             threads0.forEach((k, v) -> byThread.merge(k, -v, Double::sum));
@@ -242,8 +248,10 @@ public final class ParquetEncodeWorkload {
             result.put("cpu_seconds", cpu);
             result.put("peak_rss_over_start_bytes", peak);
             result.put("start_rss_bytes", rss0);
-            result.put("rows", rows);
-            result.put("output_bytes", bytes);
+            result.put("rows", sum[0]);
+            result.put("output_bytes", sum[1]);
+            result.put("write_seconds", sum[2] / 1e9);
+            result.put("close_seconds", sum[3] / 1e9);
             result.put("files", inputs.size());
             result.put("threads", threads);
             result.put("misaligned_buffers", misaligned);
