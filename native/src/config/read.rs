@@ -35,9 +35,10 @@ pub enum ReadPolicy {
     /// Sequential from the start: read-ahead from the first stream read.
     Sequential,
     /// Random: each stream read fetches what it needs (at least the minimum GET size), never
-    /// ahead; never the whole object.
+    /// ahead; never the whole object. Also Hadoop's `vector` (S3A's mapping too): the caller
+    /// says only that it will ask for ranges, which are fetched as asked.
     Random,
-    /// Columnar files (Parquet, ORC, vectored readers): the footer region is fetched at open;
+    /// Columnar files (Parquet, ORC): the footer region is fetched at open;
     /// stream reads otherwise as `Random` (no read-ahead, never the whole object: a columnar
     /// reader reads the footer and the column chunks it needs), except that stream reads
     /// that go on where the last one ended double the minimum GET size, up to a block.
@@ -57,8 +58,8 @@ impl ReadPolicy {
         list.split(',').map(|w| w.trim().to_ascii_lowercase()).find_map(|w| match w.as_str() {
             "adaptive" | "default" | "normal" => Some(ReadPolicy::Adaptive),
             "sequential" | "avro" | "csv" | "json" => Some(ReadPolicy::Sequential),
-            "random" | "hbase" => Some(ReadPolicy::Random),
-            "columnar" | "parquet" | "orc" | "vector" => Some(ReadPolicy::Columnar),
+            "random" | "hbase" | "vector" => Some(ReadPolicy::Random),
+            "columnar" | "parquet" | "orc" => Some(ReadPolicy::Columnar),
             "whole-file" | "whole_file" => Some(ReadPolicy::WholeFile),
             _ => None,
         })
@@ -338,6 +339,9 @@ mod tests {
     #[test]
     fn policies_map_as_s3a_does() {
         assert_eq!(ReadPolicy::parse_list("parquet, vector, random, adaptive"), Some(ReadPolicy::Columnar));
+        // `vector` says only that ranges will be asked for: S3A reads it as random, and so does
+        // this reader (no footer prefetch for it).
+        assert_eq!(ReadPolicy::parse_list("vector, adaptive"), Some(ReadPolicy::Random));
         assert_eq!(ReadPolicy::parse_list("unknown,normal"), Some(ReadPolicy::Adaptive));
         assert_eq!(ReadPolicy::parse_list("whole-file"), Some(ReadPolicy::WholeFile));
         assert_eq!(ReadPolicy::parse_list("csv"), Some(ReadPolicy::Sequential));
