@@ -567,7 +567,9 @@ def run_fair(runner, v, profile, tls, workload, files, size, threads, earlier):
               "variant": v.name, "family": v.family, "memory": v.memory, "files": files, "file_bytes": size,
               "threads": threads, "budget_bytes": v.budget}
     warmup = v.warmup if v.warmup is not None else min(size, 2 * PART + MIB)
-    cmds = [r.command(v, profile, tls, files, size, threads, warmup)]
+    serial = r.serial
+    buffer_dir = os.path.join(r.buffer_dir, f"run{serial}")
+    cmds = [r.command(v, profile, tls, files, size, threads, warmup, serial, buffer_dir)]
     if v is I13["small-beside-ceiling"]:
         # The latest measured in this run (`earlier`: the records so far, this cell's last).
         ref = next((x for x in reversed(earlier) if x["variant"] == I13["small-with-big"].name
@@ -579,7 +581,7 @@ def run_fair(runner, v, profile, tls, workload, files, size, threads, earlier):
         big = scaled(FAIR_BESIDE_BYTES, r.args.scale)
         c = Variant(f"ceiling: {n} connections, {part // MIB} MiB parts", "ceiling", "rust", "ceiling",
                     in_flight=n, part=part, pause=True, warmup=MIB)
-        cmds.append(r.command(c, profile, tls, 1, big, 1, MIB))
+        cmds.append(r.command(c, profile, tls, 1, big, 1, MIB, f"{serial}b", buffer_dir))
         record["beside"] = {"variant": c.name, "in_flight": n, "part_bytes": part, "bytes": big}
     started = time.time()
     workers = [Paused(cmd, env, port) for cmd in cmds]
