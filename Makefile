@@ -316,6 +316,9 @@ bench: bench-build
 
 bench-smoke: bench-build
 	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-smoke .venv/bin/python benches/harness/run.py --smoke $(BENCH_SMOKE_ARGS)
+	# The issue 13 cells' own code paths (fairness, the process beside, the 64-writer RSS) at
+	# scale 1/16, one round: about a minute, results under target/bench-smoke too.
+	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-smoke .venv/bin/python benches/harness/run.py --issue13 --smoke
 
 # The Druid benchmark (issue 15; benches/harness/druid_bench.py and the module benches/druid): MSQ's
 # output-heavy durable-storage workload (454 MB and 56.8 MB of frame files from 2 writers, 5 MiB
