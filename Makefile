@@ -294,7 +294,7 @@ $(S3S_FS):
 # on 2 cores); run.py runs it from target/release/examples/. The Java worker is compiled alone
 # (javac) against the jar and Hadoop 3.4; it runs on either line's classpath.
 BENCH_CLASSPATHS := target/bench/classpath-3.3 target/bench/classpath-3.4
-BENCH_JAVA_WORKER := jvm/src/test/java/io/s3native/bench/WriteWorkload.java jvm/src/test/java/io/s3native/bench/ParquetEncodeWorkload.java
+BENCH_JAVA_WORKER := $(addprefix jvm/src/test/java/io/s3native/bench/,WriteWorkload.java ParquetEncodeWorkload.java ThreadCpu.java)
 
 bench-build: $(JAR_DEP) server-install $(S3S_FS) zig-tools $(BENCH_CLASSPATHS)
 	scripts/bench-tools.sh

@@ -168,6 +168,7 @@ S3A_DISK, FS_PERF, S3A_PERF = "S3A disk, Hadoop 3.4 (SDK v2)", "s3native FileSys
     "S3A disk 3.4, create.performance"
 WM, CEIL = "object_store WriteMultipart (Rust)", "ceiling: prebuilt parts (Rust)"
 RUST64 = "s3native Writer (Rust), 64 writers, 256 MiB budget"
+RUST = "s3native Writer (Rust)"
 ALONE, WITH_BIG = "small writers alone (Rust), 256 MiB budget", "small writers + one 2 GiB writer (Rust), 256 MiB budget"
 # The fairness cell's bound: the small writers beside the same upload from another process.
 BESIDE = "small writers alone (Rust), 256 MiB budget, beside a 2 GiB ceiling upload in another process"
@@ -242,8 +243,8 @@ def issue13(data):
     row("loopback TLS 1 x 2 GiB, CPU s/GiB: stream / ceiling",
         per_round(LOOP_2G, lambda rs: cpu_gib(rs[STREAM]) / cpu_gib(rs[CEIL])), "<= 1.3", lambda x: x <= 1.3,
         "CPU s/GiB " + " / ".join(f"{median(xs):.2f}" if xs else "-" for xs in
-                                 (per_round(LOOP_2G, lambda rs, v=v: cpu_gib(rs[v])) for v in (STREAM, CEIL, WM)))
-        + " (stream / ceiling / WriteMultipart)")
+                                 (per_round(LOOP_2G, lambda rs, v=v: cpu_gib(rs[v])) for v in (STREAM, CEIL, WM, RUST)))
+        + " (stream / ceiling / WriteMultipart / s3native Writer in Rust)")
     row("loopback TLS 1 x 2 GiB, CPU s/GiB: stream / WriteMultipart",
         per_round(LOOP_2G, lambda rs: cpu_gib(rs[STREAM]) / cpu_gib(rs[WM])), "<= 1", lambda x: x <= 1, "")
     row("s3like 2000 x 100 KiB: stream at 256 MiB / at 1 GiB budget",

@@ -10,11 +10,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -127,26 +125,6 @@ public final class ParquetEncodeWorkload {
         }
     }
 
-    /** CPU seconds so far of each live thread of this process, by name with its trailing digits dropped. */
-    private static Map<String, Double> threadCpu() throws IOException {
-        Map<String, Double> by = new HashMap<>();
-        try (var tasks = Files.list(Path.of("/proc/self/task"))) {
-            for (Path task : (Iterable<Path>) tasks::iterator) {
-                String stat;
-                try {
-                    stat = Files.readString(task.resolve("stat"));
-                } catch (IOException gone) {
-                    continue; // the thread ended between the listing and the read
-                }
-                String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replaceAll("[0-9]+$", "");
-                // Fields after the name's closing parenthesis: utime and stime are the 12th and 13th.
-                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                by.merge(name, (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0, Double::sum); // USER_HZ
-            }
-        }
-        return by;
-    }
-
     /** One file; returns {rows, bytes, nanoseconds in writeAll, nanoseconds in finish}. */
     private static long[] write(BufferAllocator allocator, String bucket, String key, Input in, int batches,
             Map<String, String> conf, String options) throws IOException {
@@ -208,7 +186,7 @@ public final class ParquetEncodeWorkload {
 
             long misaligned = inputs.stream().mapToLong(Input::misaligned).sum();
             Files.writeString(Path.of("/proc/self/clear_refs"), "5");
-            Map<String, Double> threads0 = threadCpu();
+            ThreadCpu threads0 = ThreadCpu.start();
             long rss0 = statusBytes("VmRSS:");
             long cpu0 = os.getProcessCpuTime();
             long t0 = System.nanoTime();
@@ -235,9 +213,7 @@ public final class ParquetEncodeWorkload {
                     sum[k] += r[k];
                 }
             }
-            Map<String, Double> byThread = threadCpu();
-            threads0.forEach((k, v) -> byThread.merge(k, -v, Double::sum));
-            byThread.values().removeIf(v -> v < 0.005);
+            Map<String, Double> byThread = threads0.since();
             pool.shutdown();
             double wall = (System.nanoTime() - t0) / 1e9;
             double cpu = (os.getProcessCpuTime() - cpu0) / 1e9;
@@ -255,7 +231,7 @@ public final class ParquetEncodeWorkload {
             result.put("files", inputs.size());
             result.put("threads", threads);
             result.put("misaligned_buffers", misaligned);
-            result.put("thread_cpu_seconds", new TreeMap<>(byThread));
+            result.put("thread_cpu_seconds", byThread);
             System.out.println("RESULT " + JSON.writeValueAsString(result));
             for (Input in : inputs) {
                 in.batches().forEach(ArrowRecordBatch::close);

@@ -45,7 +45,8 @@ import io.s3native.Statistics;
  *
  * <p>Figures: wall seconds of the writes (close included); CPU seconds (user + system) of the
  * whole process from /proc/self/stat, less the CPU of this harness's own sampler thread
- * (reported beside it as {@code harness_sampler_cpu_seconds}); local disk bytes written ({@code write_bytes} and
+ * (reported beside it as {@code harness_sampler_cpu_seconds}), and per thread name ({@code
+ * thread_cpu_seconds}, see {@link ThreadCpu}: the JIT, GC, writers and s3native's runtime apart); local disk bytes written ({@code write_bytes} and
  * {@code cancelled_write_bytes} of /proc/self/io); peak RSS ({@code VmHWM} after resetting it at the start through
  * /proc/self/clear_refs); peak Java heap used and direct buffers (sampled every 10 ms);
  * s3native's peak part-buffer bytes; requests by kind (S3A's IOStatistics counters and
@@ -132,6 +133,7 @@ public final class WriteWorkload {
         long[] io0 = procIo();
         double cpu0 = cpuSeconds();
         double samplerCpu0 = sampler.cpuSeconds();
+        ThreadCpu threads0 = ThreadCpu.start();
         long t0 = System.nanoTime();
 
         ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -159,6 +161,7 @@ public final class WriteWorkload {
         long t1 = System.nanoTime();
         double cpu1 = cpuSeconds();
         double samplerCpu = sampler.cpuSeconds() - samplerCpu0;
+        Map<String, Double> byThread = threads0.since();
         long[] io1 = procIo();
         long peakRss = statusKiB("VmHWM") * 1024;
         sampler.stop();
@@ -200,6 +203,12 @@ public final class WriteWorkload {
         field(json, "native_buffer_peak_bytes", nativeAfter.getBufferPeakBytes());
         field(json, "budget_blocked_seconds", (nativeAfter.getBudgetBlockedMicros() - nativeBefore.getBudgetBlockedMicros()) / 1e6);
         field(json, "retries", nativeAfter.getRetries() - nativeBefore.getRetries());
+        json.append("\"thread_cpu_seconds\":{");
+        byThread.forEach((k, v) -> json.append('"').append(k.replace("\\", "\\\\").replace("\"", "\\\"")).append("\":").append(v).append(','));
+        if (!byThread.isEmpty()) {
+            json.setLength(json.length() - 1);
+        }
+        json.append("},");
         json.append("\"requests\":{");
         requests.forEach((k, v) -> json.append('"').append(k).append("\":").append(v).append(','));
         if (!requests.isEmpty()) {
