@@ -317,6 +317,10 @@ public final class HadoopChild {
         List<String> cmd = new ArrayList<>();
         cmd.add(java.toString());
         cmd.add("-Xmx256m");
+        // A child lives for seconds: C1 alone and the serial collector, so that no C2 or GC
+        // threads compete with the tests for the cores (-15% for StsCredentialsTest's child).
+        cmd.add("-XX:TieredStopAtLevel=1");
+        cmd.add("-XX:+UseSerialGC");
         cmd.addAll(jvmOptions);
         cmd.add("-cp");
         List<String> cp = new ArrayList<>(classpathFirst);
