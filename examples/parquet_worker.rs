@@ -21,7 +21,9 @@
 //! and upload held beyond the loaded input), rows, output bytes (the files' sizes as the
 //! writer reports them), the input's Arrow bytes (the bytes of the batches' slices) and
 //! `thread_cpu_seconds`, the timed part's CPU per thread name with its trailing digits dropped
-//! (`writer-` for the writer threads, the runtime's I/O threads by their names), and
+//! (`writer-` for the writer threads, the runtime's I/O threads by their names),
+//! `minor_faults` and `thread_minor_faults`: the timed part's minor page faults in the process
+//! and per thread name (first touches of memory, each a kernel entry on the touching thread), and
 //! `write_seconds` / `close_seconds`: wall seconds spent in the writers' `write` calls
 //! (batches encoded into the row group held in memory) and in `close` (the last row group's
 //! column chunks into part buffers, the upload of the parts still to go, the completion),
@@ -39,33 +41,61 @@ use arrow_ipc::reader::FileReader;
 use s3native::arrow_array::{Array, RecordBatch};
 use s3native::{Mode, ParquetOptions, ParquetWriter, Settings};
 
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
-    ticks / 100.0 // USER_HZ, 100 on Linux
+/// What the whole process has used so far (its threads, ended ones included).
+fn process_used() -> Used {
+    task_used(std::path::Path::new("/proc/self/stat")).expect("/proc/self/stat").1
 }
 
-/// (name, user + system CPU seconds) of one thread from its `stat` file; None once it has ended.
-fn task_cpu(stat: &std::path::Path) -> Option<(String, f64)> {
+/// What one thread has used so far, from its `stat` file.
+#[derive(Default, Clone, Copy)]
+struct Used {
+    /// User + system CPU seconds.
+    cpu: f64,
+    /// Minor page faults (a page touched for the first time, or mapped again).
+    minflt: u64,
+}
+
+impl std::ops::Sub for Used {
+    type Output = Used;
+    fn sub(self, o: Used) -> Used {
+        Used { cpu: self.cpu - o.cpu, minflt: self.minflt.saturating_sub(o.minflt) }
+    }
+}
+
+/// (name, what it used) of one thread from its `stat` file; None once it has ended.
+fn task_used(stat: &std::path::Path) -> Option<(String, Used)> {
     let stat = std::fs::read_to_string(stat).ok()?;
     let (open, close) = (stat.find('(')?, stat.rfind(')')?);
     let name = stat[open + 1..close].trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
     let f: Vec<&str> = stat[close + 2..].split_whitespace().collect();
-    Some((name, (f[11].parse::<f64>().ok()? + f[12].parse::<f64>().ok()?) / 100.0)) // utime, stime in USER_HZ
+    // Fields after the name: minflt is the 8th, utime and stime (USER_HZ) the 12th and 13th.
+    let cpu = (f[11].parse::<f64>().ok()? + f[12].parse::<f64>().ok()?) / 100.0;
+    Some((name, Used { cpu, minflt: f[7].parse().ok()? }))
 }
 
-/// CPU seconds so far of each live thread of this process, summed by name with its trailing digits dropped.
-fn thread_cpu() -> BTreeMap<String, f64> {
-    let mut by = BTreeMap::new();
+/// What each live thread of this process has used so far, summed by name with its trailing digits dropped.
+fn thread_used() -> BTreeMap<String, Used> {
+    let mut by = BTreeMap::<String, Used>::new();
     for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task").flatten() {
-        if let Some((name, s)) = task_cpu(&task.path().join("stat")) {
-            *by.entry(name).or_insert(0.0) += s;
+        if let Some((name, u)) = task_used(&task.path().join("stat")) {
+            let e = by.entry(name).or_default();
+            (e.cpu, e.minflt) = (e.cpu + u.cpu, e.minflt + u.minflt);
         }
     }
     by
+}
+
+/// Each thread name's use from `before` to `now`, names that used under 5 ms of CPU left out.
+fn since(before: &BTreeMap<String, Used>, mut now: BTreeMap<String, Used>) -> BTreeMap<String, Used> {
+    for (name, u) in now.iter_mut() {
+        *u = *u - before.get(name).copied().unwrap_or_default();
+    }
+    now.retain(|_, u| u.cpu >= 0.005);
+    now
+}
+
+fn cpu_by_name(by: &BTreeMap<String, Used>) -> BTreeMap<String, f64> {
+    by.iter().map(|(k, u)| (k.clone(), u.cpu)).collect()
 }
 
 fn status_bytes(field: &str) -> u64 {
@@ -132,24 +162,20 @@ fn main() {
     let inputs: Vec<Vec<RecordBatch>> = need("inputs").split(',').map(load).collect();
     assert!(inputs.iter().all(|b| !b.is_empty()), "an input file has no batches");
     let input_bytes: usize = inputs.iter().flatten().map(|b| b.columns().iter().map(|c| c.to_data().get_slice_memory_size().expect("slice size")).sum::<usize>()).sum();
-    let (warmup_threads0, warmup_cpu0, warmup0) = (thread_cpu(), cpu_seconds(), Instant::now());
+    let (warmup_threads0, warmup_used0, warmup0) = (thread_used(), process_used(), Instant::now());
     let (mut left, mut warmup_files) = (warmup_batches, 0);
     while left > 0 {
         let n = left.min(inputs[0].len());
         write(&bucket, &format!("{prefix}/warmup-{warmup_files:03}.parquet"), &inputs[0][..n], &options, &settings);
         (left, warmup_files) = (left - n, warmup_files + 1);
     }
-    let (warmup_wall, warmup_cpu) = (warmup0.elapsed().as_secs_f64(), cpu_seconds() - warmup_cpu0);
-    let mut warmup_by_thread = thread_cpu();
-    for (name, s) in warmup_by_thread.iter_mut() {
-        *s -= warmup_threads0.get(name).copied().unwrap_or(0.0);
-    }
-    warmup_by_thread.retain(|_, v| *v >= 0.005);
+    let (warmup_wall, warmup_cpu) = (warmup0.elapsed().as_secs_f64(), (process_used() - warmup_used0).cpu);
+    let warmup_by_thread = since(&warmup_threads0, thread_used());
 
     std::fs::write("/proc/self/clear_refs", "5").expect("reset VmHWM");
     let rss0 = status_bytes("VmRSS:");
-    let cpu0 = cpu_seconds();
-    let threads0 = thread_cpu();
+    let used0 = process_used();
+    let threads0 = thread_used();
     let t0 = Instant::now();
     let inputs = Arc::new(inputs);
     let next = Arc::new(AtomicUsize::new(0));
@@ -162,8 +188,8 @@ fn main() {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= inputs.len() {
-                        // A writer reports its own CPU: once it has ended, /proc no longer lists it.
-                        let own = task_cpu(std::path::Path::new("/proc/thread-self/stat")).map_or(0.0, |(_, s)| s);
+                        // A writer reports its own use: once it has ended, /proc no longer lists it.
+                        let own = task_used(std::path::Path::new("/proc/thread-self/stat")).map_or(Used::default(), |(_, u)| u);
                         return (done, own);
                     }
                     done = done + write(&bucket, &format!("{prefix}/part-{i:05}.parquet"), &inputs[i], &options, &settings);
@@ -171,30 +197,29 @@ fn main() {
             }).expect("spawn a writer thread")
         })
         .collect();
-    let mut by_thread = BTreeMap::new();
+    let mut writers = Used::default();
     let mut done = Done::default();
     for w in workers {
         let (d, own) = w.join().expect("a writer thread panicked");
         done = done + d;
-        *by_thread.entry("writer-".to_string()).or_insert(0.0) += own;
+        (writers.cpu, writers.minflt) = (writers.cpu + own.cpu, writers.minflt + own.minflt);
     }
     // The threads that outlive the writers (main, the runtime's I/O threads): their growth.
-    for (name, s) in thread_cpu() {
-        *by_thread.entry(name).or_insert(0.0) += s - threads0.get(&name).copied().unwrap_or(0.0);
-    }
-    by_thread.retain(|_, v| *v >= 0.005);
+    let mut by_thread = since(&threads0, thread_used());
+    by_thread.insert("writer-".to_string(), writers);
     let wall = t0.elapsed().as_secs_f64();
-    let cpu = cpu_seconds() - cpu0;
+    let used = process_used() - used0;
     let peak = status_bytes("VmHWM:").saturating_sub(rss0);
     println!(
         "RESULT {}",
         serde_json::json!({
-            "route": "rust", "seconds": wall, "cpu_seconds": cpu, "peak_rss_over_start_bytes": peak,
-            "start_rss_bytes": rss0, "rows": done.rows, "output_bytes": done.bytes, "files": inputs.len(),
+            "route": "rust", "seconds": wall, "cpu_seconds": used.cpu, "peak_rss_over_start_bytes": peak,
+            "minor_faults": used.minflt, "start_rss_bytes": rss0, "rows": done.rows, "output_bytes": done.bytes, "files": inputs.len(),
             "write_seconds": done.write_seconds, "close_seconds": done.close_seconds,
-            "input_arrow_bytes": input_bytes, "threads": threads, "thread_cpu_seconds": by_thread,
+            "input_arrow_bytes": input_bytes, "threads": threads, "thread_cpu_seconds": cpu_by_name(&by_thread),
+            "thread_minor_faults": by_thread.iter().map(|(k, u)| (k.clone(), u.minflt)).collect::<BTreeMap<_, _>>(),
             "warmup_batches": warmup_batches, "warmup_files": warmup_files, "warmup_seconds": warmup_wall,
-            "warmup_cpu_seconds": warmup_cpu, "warmup_thread_cpu_seconds": warmup_by_thread,
+            "warmup_cpu_seconds": warmup_cpu, "warmup_thread_cpu_seconds": cpu_by_name(&warmup_by_thread),
         })
     );
 }

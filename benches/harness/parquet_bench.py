@@ -24,7 +24,8 @@ Figures per run, of the timed part only: wall seconds, process CPU seconds (the 
 the Spark driver JVM's, which in local mode runs the tasks), CPU s per GiB of input (the
 Arrow bytes of the batches), output bytes, peak RSS above the RSS at the start of the timed
 part; and, for the two workers, the timed part's CPU per thread name (where the JVM route's
-CPU goes beside the Rust API's: JIT compiler, GC, export callbacks) and the wall seconds
+CPU goes beside the Rust API's: JIT compiler, GC, export callbacks), its minor page faults
+(in the process and on the writer threads: first touches of memory) and the wall seconds
 spent in the writers' write calls and in close, summed over files (a row group goes to the
 part buffers when it is complete, at 1 Mi rows or 128 MiB: a lineitem file's second and last
 one, and the upload of its parts, in close). Ratios are medians of
@@ -246,6 +247,12 @@ def report(data):
             if names:
                 threads.append(f"- {route}, CPU s by thread (median over {len(by)} rounds): " +
                                ", ".join(f"{k} {med([t.get(k, 0.0) for t in by]):.2f}" for k in names[:8]))
+            fl = [r for r in pair_rows if r["route"] == route and "minor_faults" in r]
+            if fl:
+                writers = med([sum(v for k, v in (r.get("thread_minor_faults") or {}).items() if k in ("writer-", "pool-1-thread-"))
+                               for r in fl])
+                threads.append(f"- {route}, minor page faults in the timed part (median over {len(fl)} rounds): "
+                               f"{med([r['minor_faults'] for r in fl]):.0f} in the process, {writers:.0f} on the writer threads")
             wu = [r for r in pair_rows if r["route"] == route and "warmup_cpu_seconds" in r]
             if wu:
                 by = [r.get("warmup_thread_cpu_seconds") or {} for r in wu]

@@ -45,7 +45,9 @@ import org.apache.arrow.vector.util.VectorBatchAppender;
  * process CPU seconds of the timed part, peak RSS above the RSS when the clock started
  * ({@code VmHWM} reset through /proc/self/clear_refs), rows and output bytes; and, to show where
  * the CPU goes, {@code thread_cpu_seconds}: the timed part's CPU per thread name (trailing digits
- * dropped, so "GC Thread#0" and "GC Thread#1" add up as "GC Thread#"), and {@code
+ * dropped, so "GC Thread#0" and "GC Thread#1" add up as "GC Thread#"), {@code minor_faults} and
+ * {@code thread_minor_faults}: the timed part's minor page faults in the process and per thread
+ * name (first touches of memory, each a kernel entry on the thread that touched it), and {@code
  * misaligned_buffers}: the input's fixed-width data buffers whose address is not a multiple of
  * their value width (capped at 16 bytes), which the native side copies before encoding, since
  * arrow-rs needs that alignment (Java's vectors share one allocation between validity and data,
@@ -161,6 +163,12 @@ public final class ParquetEncodeWorkload {
         throw new IOException(field + " not in /proc/self/status");
     }
 
+    /** The process's minor page faults so far, its ended threads' included (/proc/self/stat). */
+    private static long minorFaults() throws IOException {
+        String stat = Files.readString(Path.of("/proc/self/stat"));
+        return Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[7]); // minflt, the 10th field
+    }
+
     public static void main(String[] args) throws Exception {
         Map<String, String> a = new LinkedHashMap<>();
         Map<String, String> conf = new LinkedHashMap<>();
@@ -204,6 +212,7 @@ public final class ParquetEncodeWorkload {
             ThreadCpu threads0 = ThreadCpu.start();
             long rss0 = statusBytes("VmRSS:");
             long cpu0 = os.getProcessCpuTime();
+            long faults0 = minorFaults();
             long t0 = System.nanoTime();
             AtomicInteger next = new AtomicInteger();
             ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, inputs.size()));
@@ -228,16 +237,18 @@ public final class ParquetEncodeWorkload {
                     sum[k] += r[k];
                 }
             }
-            Map<String, Double> byThread = threads0.since();
+            ThreadCpu.Use byThread = threads0.use();
             pool.shutdown();
             double wall = (System.nanoTime() - t0) / 1e9;
             double cpu = (os.getProcessCpuTime() - cpu0) / 1e9;
+            long faults = minorFaults() - faults0;
             long peak = Math.max(0, statusBytes("VmHWM:") - rss0);
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("route", "jvm");
             result.put("seconds", wall);
             result.put("cpu_seconds", cpu);
             result.put("peak_rss_over_start_bytes", peak);
+            result.put("minor_faults", faults);
             result.put("start_rss_bytes", rss0);
             result.put("rows", sum[0]);
             result.put("output_bytes", sum[1]);
@@ -246,7 +257,8 @@ public final class ParquetEncodeWorkload {
             result.put("files", inputs.size());
             result.put("threads", threads);
             result.put("misaligned_buffers", misaligned);
-            result.put("thread_cpu_seconds", byThread);
+            result.put("thread_cpu_seconds", byThread.cpuSeconds());
+            result.put("thread_minor_faults", byThread.minorFaults());
             result.put("warmup_batches", warmupBatches);
             result.put("warmup_files", warmupFiles);
             result.put("warmup_seconds", warmupWall);
