@@ -138,6 +138,23 @@ def scenario_modes(spark, base):
     return out
 
 
+def scenario_batch_bytes(spark, base):
+    """One file of 5,000 rows whose batches end at batchBytes (checked every 1,024 rows), not at
+    batchRows; and batchBytes=0 refused before any task runs."""
+    path = f"{base}/batch-bytes"
+    src = spark.range(5000).selectExpr("id", "repeat(cast(id AS string), 20) AS s").coalesce(1)
+    src.write.format(FORMAT).mode("overwrite").option("batchRows", "1000000").option("batchBytes", "1").save(path)
+    back = spark.read.parquet(path)
+    out = {"path": path, "rows": back.count(),
+           "same_rows": canon(back.select("id", "s").collect(), ["id", "s"]) == canon(src.collect(), ["id", "s"])}
+    try:
+        src.write.format(FORMAT).mode("overwrite").option("batchBytes", "0").save(f"{base}/batch-bytes-0")
+        out["zero"] = None
+    except Exception as e:
+        out["zero"] = str(e)[-500:]
+    return out
+
+
 def scenario_failing(spark, base, marker):
     """One task throws after several 5 MiB parts went up; the job fails and every upload, of
     the failed attempts and of the tasks that committed, is aborted."""
@@ -240,6 +257,7 @@ def scenario_types_in_zone(spark, base):
 
 E2E = {"dsv2_types": e2e_scenario(scenario_types_in_zone),
        "dsv2_modes": e2e_scenario(scenario_modes),
+       "dsv2_batch_bytes": e2e_scenario(scenario_batch_bytes),
        "dsv2_failing": e2e_scenario(lambda spark, base: scenario_failing(spark, base, None)),
        "dsv2_complete_fails": e2e_scenario(scenario_complete_fails),
        "dsv2_lost_task": e2e_scenario(lambda spark, base: scenario_lost_task(spark, base, True)),

@@ -51,6 +51,15 @@ def test_every_common_type_round_trips_partitioned(run, endpoint):
     assert sc.delta(s["native_before"], s["native_after"], "writers_closed") >= len(keys), "not written natively"
 
 
+def test_batches_end_at_batch_bytes(run, endpoint):
+    s = scenario(run, endpoint, "dsv2_batch_bytes")
+    assert s["rows"] == 5000
+    assert s["same_rows"], "Spark's parquet reader read other rows than the DataFrame written"
+    assert len(data_files(endpoint, s["path"])) == 1
+    assert s["zero"] is not None and "batchBytes must be at least 1, not 0" in s["zero"], s["zero"]
+    assert not sc.pending_uploads(endpoint.s3, s["path"])
+
+
 def test_save_modes_are_spark_parquets(run, endpoint):
     s = scenario(run, endpoint, "dsv2_modes")
     assert s["after_create"] == 100

@@ -14,6 +14,8 @@ import io.s3native.parquet.NativeParquetWriter;
 import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -48,6 +50,8 @@ import org.apache.spark.sql.types.StructType;
 final class NativeParquetDataWriter implements DataWriter<InternalRow> {
     static final String DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__";
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Rows between two checks of a batch's Arrow bytes against {@code batchBytes}. */
+    static final int BYTES_CHECK_ROWS = 1024;
 
     private final WriteSpec spec;
     private final int partitionId;
@@ -259,6 +263,8 @@ final class NativeParquetDataWriter implements DataWriter<InternalRow> {
     private final class OpenFile {
         final String key;
         final PushedBatches batches;
+        /** The vectors Spark's ArrowWriter fills: the stream's root, reused batch after batch. */
+        final VectorSchemaRoot root;
         final ArrowArrayStream stream;
         final NativeParquetWriter writer;
         final ArrowWriter arrow;
@@ -270,7 +276,8 @@ final class NativeParquetDataWriter implements DataWriter<InternalRow> {
             batches = new PushedBatches(allocator, arrowSchema);
             ArrowArrayStream s = ArrowArrayStream.allocateNew(allocator);
             try {
-                arrow = SparkArrow.writer(batches.getVectorSchemaRoot());
+                root = batches.getVectorSchemaRoot();
+                arrow = SparkArrow.writer(root);
                 Data.exportArrayStream(allocator, batches, s);
                 writer = NativeParquetWriter.open(spec.bucket, key, "DEFERRED", spec.settings, spec.parquetOptions, s.memoryAddress());
             } catch (IOException | RuntimeException e) {
@@ -283,9 +290,18 @@ final class NativeParquetDataWriter implements DataWriter<InternalRow> {
 
         void write(InternalRow row) throws IOException {
             arrow.write(row);
-            if (++rows == spec.batchRows) {
+            if (++rows == spec.batchRows || rows % BYTES_CHECK_ROWS == 0 && arrowBytes() >= spec.batchBytes) {
                 flush();
             }
+        }
+
+        /** The Arrow bytes of the rows buffered so far: validity, offsets and values, children included. */
+        long arrowBytes() {
+            long n = 0;
+            for (FieldVector v : root.getFieldVectors()) {
+                n += v.getBufferSizeFor(rows);
+            }
+            return n;
         }
 
         /** Hand the rows buffered so far to the native writer as one batch. */

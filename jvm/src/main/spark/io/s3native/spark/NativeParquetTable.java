@@ -47,8 +47,19 @@ final class NativeParquetTable implements SupportsWrite {
     /** Spark's job UUID key (a write option or the Hadoop configuration), which S3A's committers honour too. */
     static final String WRITE_JOB_UUID = "spark.sql.sources.writeJobUUID";
 
-    /** Rows per Arrow batch handed to the native writer (write option {@code batchRows}). */
-    static final int DEFAULT_BATCH_ROWS = 8192;
+    /**
+     * Rows per Arrow batch handed to the native writer at most (write option {@code batchRows}).
+     * Each batch costs the JVM a fixed export and release: in the Parquet bench the JVM route took
+     * 1.150x the Rust API's CPU at 8,192 rows a batch, 1.066x at 65,536
+     * (benches/results/2026-12-07b and 2026-12-07c).
+     */
+    static final int DEFAULT_BATCH_ROWS = 65_536;
+    /**
+     * Arrow bytes per batch at most (write option {@code batchBytes}), so that wide rows do not
+     * make a batch of batchRows large: 32 MiB off the heap per
+     * task (a task has one file open at a time), beside the row group the native writer builds.
+     */
+    static final long DEFAULT_BATCH_BYTES = 32L << 20;
 
     private final StructType schema;
     private final Transform[] partitioning;
@@ -238,6 +249,10 @@ final class NativeParquetTable implements SupportsWrite {
             if (batchRows < 1) {
                 throw new IllegalArgumentException("s3native.parquet: batchRows must be at least 1, not " + batchRows);
             }
+            long batchBytes = Long.parseLong(info.options().getOrDefault("batchBytes", String.valueOf(DEFAULT_BATCH_BYTES)));
+            if (batchBytes < 1) {
+                throw new IllegalArgumentException("s3native.parquet: batchBytes must be at least 1, not " + batchBytes);
+            }
             String tz = session.conf().get("spark.sql.session.timeZone");
             // The job's unique id, in every file name (which the pending-upload sweep matches): the
             // query id, or spark.sql.sources.writeJobUUID when set (as S3A's committers honour it).
@@ -250,7 +265,7 @@ final class NativeParquetTable implements SupportsWrite {
                 jobIdSource = "spark query id";
             }
             WriteSpec spec = new WriteSpec(bucket, prefix, input, partitionColumns, settings, parquetJson, suffix, jobId, jobIdSource, tz,
-                    batchRows);
+                    batchRows, batchBytes);
             return new NativeParquetBatchWrite(spec, new Path(path), conf, truncate);
         }
     }

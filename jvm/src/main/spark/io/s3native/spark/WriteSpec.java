@@ -27,10 +27,14 @@ final class WriteSpec implements Serializable {
     /** Where {@link #jobId} came from, for _SUCCESS: {@code spark.sql.sources.writeJobUUID} or {@code spark query id}. */
     final String jobIdSource;
     final String timeZoneId;
+    /** Rows per Arrow batch at most (write option {@code batchRows}). */
     final int batchRows;
+    /** Arrow bytes per batch at most, checked every {@link NativeParquetDataWriter#BYTES_CHECK_ROWS} rows (write option {@code batchBytes}). */
+    final long batchBytes;
 
     WriteSpec(String bucket, String prefix, StructType schema, String[] partitionColumns, Map<String, String> settings,
-            String parquetOptions, String fileSuffix, String jobId, String jobIdSource, String timeZoneId, int batchRows) {
+            String parquetOptions, String fileSuffix, String jobId, String jobIdSource, String timeZoneId, int batchRows,
+            long batchBytes) {
         this.bucket = bucket;
         this.prefix = prefix;
         this.schema = schema;
@@ -42,6 +46,7 @@ final class WriteSpec implements Serializable {
         this.jobIdSource = jobIdSource;
         this.timeZoneId = timeZoneId;
         this.batchRows = batchRows;
+        this.batchBytes = batchBytes;
     }
 
     /** {@code prefix/rest}, or {@code rest} at the bucket's root. */
