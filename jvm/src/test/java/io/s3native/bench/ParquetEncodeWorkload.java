@@ -56,7 +56,8 @@ import org.apache.arrow.vector.util.VectorBatchAppender;
  * and in {@link NativeParquetWriter#finish}, summed over files. Before the clock starts, as the
  * Rust worker does, {@code warmup_batches} (default 32) of the first input's batches are written
  * to warm-up files ({@code <prefix>/warmup-NNN.parquet}, each at most the whole input), on the
- * main thread; {@code warmup_seconds}, {@code warmup_cpu_seconds} and {@code
+ * main thread ({@code warmup_rows}, default 0 for whole batches: only each batch's first rows,
+ * as the Rust worker's); {@code warmup_seconds}, {@code warmup_cpu_seconds} and {@code
  * warmup_thread_cpu_seconds} report that part (the JIT compiler threads' CPU in it is the route's
  * cold-start cost, paid once per JVM).
  */
@@ -132,6 +133,21 @@ public final class ParquetEncodeWorkload {
         }
     }
 
+    /** {@code in} with each batch cut to its first {@code rows} rows: slices of the same buffers. */
+    private static Input head(BufferAllocator allocator, Input in, int rows) {
+        List<ArrowRecordBatch> out = new ArrayList<>();
+        try (VectorSchemaRoot root = VectorSchemaRoot.create(in.schema(), allocator)) {
+            VectorLoader loader = new VectorLoader(root);
+            for (ArrowRecordBatch b : in.batches()) {
+                loader.load(b);
+                try (VectorSchemaRoot head = root.slice(0, Math.min(rows, root.getRowCount()))) {
+                    out.add(new VectorUnloader(head).getRecordBatch());
+                }
+            }
+        }
+        return new Input(in.schema(), out, in.misaligned());
+    }
+
     /** One file; returns {rows, bytes, nanoseconds in writeAll, nanoseconds in finish}. */
     private static long[] write(BufferAllocator allocator, String bucket, String key, Input in, int batches,
             Map<String, String> conf, String options) throws IOException {
@@ -184,6 +200,7 @@ public final class ParquetEncodeWorkload {
         String prefix = a.get("prefix");
         int threads = Math.max(1, Integer.parseInt(a.getOrDefault("threads", "1")));
         int warmupBatches = Integer.parseInt(a.getOrDefault("warmup_batches", "32"));
+        int warmupRows = Integer.parseInt(a.getOrDefault("warmup_rows", "0"));
         String options = a.getOrDefault("options", "{}");
         com.sun.management.OperatingSystemMXBean os =
                 (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
@@ -193,17 +210,22 @@ public final class ParquetEncodeWorkload {
             for (String path : a.get("inputs").split(",")) {
                 inputs.add(load(allocator, path));
             }
-            // Warm-up files, as the Rust worker writes them: the first input's batches until warmup_batches are written.
+            // Warm-up files, as the Rust worker writes them: the first input's batches (their first
+            // warmup_rows rows) until warmup_batches are written.
+            Input warmup = warmupRows == 0 ? inputs.get(0) : head(allocator, inputs.get(0), warmupRows);
             ThreadCpu warmupThreads0 = ThreadCpu.start();
             long warmupCpu0 = os.getProcessCpuTime();
             long warmup0 = System.nanoTime();
             int warmupFiles = 0;
             for (int f = 0, left = warmupBatches; left > 0; f++, warmupFiles++) {
                 int n = Math.min(left, inputs.get(0).batches().size());
-                write(allocator, bucket, String.format("%s/warmup-%03d.parquet", prefix, f), inputs.get(0), n, conf, options);
+                write(allocator, bucket, String.format("%s/warmup-%03d.parquet", prefix, f), warmup, n, conf, options);
                 left -= n;
             }
             double warmupWall = (System.nanoTime() - warmup0) / 1e9;
+            if (warmup != inputs.get(0)) {
+                warmup.batches().forEach(ArrowRecordBatch::close);
+            }
             double warmupCpu = (os.getProcessCpuTime() - warmupCpu0) / 1e9;
             Map<String, Double> warmupByThread = warmupThreads0.since();
 
@@ -260,6 +282,7 @@ public final class ParquetEncodeWorkload {
             result.put("thread_cpu_seconds", byThread.cpuSeconds());
             result.put("thread_minor_faults", byThread.minorFaults());
             result.put("warmup_batches", warmupBatches);
+            result.put("warmup_rows", warmupRows);
             result.put("warmup_files", warmupFiles);
             result.put("warmup_seconds", warmupWall);
             result.put("warmup_cpu_seconds", warmupCpu);
