@@ -172,10 +172,12 @@ def scenario_failing(spark, base, marker):
     jstats = spark._jvm.io.s3native.S3NativeOutputStream.globalStatistics
     before = {str(k): int(v) for k, v in dict(jstats().asMap()).items()}
     try:
-        # 1 MiB row groups: the encoder hands its bytes to the writer as it goes, so parts of
-        # the failing file are uploaded before the task fails.
+        # 1 MiB row groups and batches of 8,192 rows (2 MiB here; the default 65,536 would
+        # hold the failing task's 30,000 rows in one unfinished batch): the encoder hands its
+        # bytes to the writer as it goes, so parts of the failing file are uploaded before the
+        # task fails.
         (big.write.format(FORMAT).mode("overwrite").option("compression", "none")
-         .option("parquet.block.size", str(1 << 20)).save(path))
+         .option("parquet.block.size", str(1 << 20)).option("batchRows", "8192").save(path))
         out = {"failed": False}
     except Exception as e:
         out = {"failed": True, "cause_seen": "the task fails mid-write" in str(e)}
