@@ -57,6 +57,12 @@ struct Used {
     minflt: u64,
 }
 
+impl std::ops::AddAssign for Used {
+    fn add_assign(&mut self, o: Used) {
+        (self.cpu, self.minflt) = (self.cpu + o.cpu, self.minflt + o.minflt);
+    }
+}
+
 impl std::ops::Sub for Used {
     type Output = Used;
     fn sub(self, o: Used) -> Used {
@@ -80,8 +86,7 @@ fn thread_used() -> BTreeMap<String, Used> {
     let mut by = BTreeMap::<String, Used>::new();
     for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task").flatten() {
         if let Some((name, u)) = task_used(&task.path().join("stat")) {
-            let e = by.entry(name).or_default();
-            (e.cpu, e.minflt) = (e.cpu + u.cpu, e.minflt + u.minflt);
+            *by.entry(name).or_default() += u;
         }
     }
     by
@@ -209,7 +214,7 @@ fn main() {
     for w in workers {
         let (d, own) = w.join().expect("a writer thread panicked");
         done = done + d;
-        (writers.cpu, writers.minflt) = (writers.cpu + own.cpu, writers.minflt + own.minflt);
+        writers += own;
     }
     // The threads that outlive the writers (main, the runtime's I/O threads): their growth.
     let mut by_thread = since(&threads0, thread_used());

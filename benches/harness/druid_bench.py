@@ -55,6 +55,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run  # noqa: E402  (ConnectionWatch: connections read from /proc)
+import results  # noqa: E402
 import servers  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -378,7 +379,7 @@ def main():
                                   os.environ.get("S3NATIVE_BENCH_DATA", "/dev/shm/s3native-bench-druid"), BUCKET)
     started = datetime.datetime.now(datetime.timezone.utc)
     os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, started.strftime("%Y-%m-%d") + "-druid" + ("-smoke" if a.smoke else ""))
+    stem = results.stem(a.out, "druid" + ("-smoke" if a.smoke else ""), started, fresh=not a.smoke)
     runs = []
     meta = {"started": started.isoformat(timespec="seconds"), "command": " ".join(sys.argv[1:]) or "(full run)",
             "scale": a.scale, "rounds": a.rounds, "rows_per_page": a.rows_per_page, "workers": WORKERS,

@@ -62,6 +62,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results  # noqa: E402
 import servers  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -358,7 +359,7 @@ def main(argv=None):
     finally:
         endpoints.stop()
     data["seconds"] = time.time() - started
-    stem = os.path.join(out, datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d") + "-parquet")
+    stem = results.stem(out, "parquet", datetime.datetime.now(datetime.timezone.utc), fresh=not args.smoke)
     with open(stem + ".json", "w") as f:
         json.dump(data, f, indent=1)
     text = report(data)

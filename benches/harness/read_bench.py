@@ -64,6 +64,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results  # noqa: E402
 import servers  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -582,8 +583,8 @@ def main(argv=None):
     data.setdefault("spark", {"line": SPARK_LINE, "scale": args.spark_scale, "files": 0, "bytes": 0})
     data["seconds"] = time.time() - started
     data["estimate_minutes"] = estimate(data) if "iceberg" in cells else None
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    base = os.path.join(out, f"{stamp}-read" + ("" if cells == ["iceberg", "spark"] else "-" + "-".join(cells)))
+    base = results.stem(out, "read" + ("" if cells == ["iceberg", "spark"] else "-" + "-".join(cells)),
+                        datetime.datetime.now(datetime.timezone.utc), fresh=not args.smoke)
     with open(base + ".json", "w") as f:
         json.dump(data, f, indent=1)
     print(report(data, base + ".md"))

@@ -65,6 +65,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
+import results  # noqa: E402
 import servers  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -828,7 +829,7 @@ def main():
     records = []
     started = datetime.datetime.now(datetime.timezone.utc)
     os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, started.strftime("%Y-%m-%d") + ("-issue13" if a.issue13 else ""))
+    stem = results.stem(a.out, "issue13" if a.issue13 else "", started, fresh=not a.smoke)
     if a.issue13:
         workloads, spark, conditions = [], False, []
 

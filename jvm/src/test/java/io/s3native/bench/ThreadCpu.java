@@ -29,9 +29,7 @@ final class ThreadCpu {
 
     /** CPU seconds of each thread name since {@link #start}, names below 5 ms left out. */
     Map<String, Double> since() throws IOException {
-        Map<String, Double> by = new TreeMap<>();
-        grown(read()).forEach((k, v) -> by.put(k, v[0] / 100.0)); // USER_HZ
-        return by;
+        return use().cpuSeconds();
     }
 
     /** Per thread name since {@link #start}: CPU seconds and minor page faults. */
