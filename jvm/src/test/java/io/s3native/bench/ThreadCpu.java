@@ -27,7 +27,7 @@ final class ThreadCpu {
         return new ThreadCpu(read());
     }
 
-    /** CPU seconds of each thread name since {@link #start}, names below 5 ms left out. */
+    /** CPU seconds of each thread name since {@link #start}, names without one 10 ms tick of CPU left out. */
     Map<String, Double> since() throws IOException {
         return use().cpuSeconds();
     }
@@ -35,7 +35,7 @@ final class ThreadCpu {
     /** Per thread name since {@link #start}: CPU seconds and minor page faults. */
     record Use(Map<String, Double> cpuSeconds, Map<String, Long> minorFaults) {}
 
-    /** Both figures of each name since {@link #start}, read in one pass, names below 5 ms of CPU left out. */
+    /** Both figures of each name since {@link #start}, read in one pass, names without one 10 ms tick of CPU left out. */
     Use use() throws IOException {
         Use u = new Use(new TreeMap<>(), new TreeMap<>());
         grown(read()).forEach((k, v) -> {
