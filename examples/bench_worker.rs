@@ -11,6 +11,10 @@
 //! - `ceiling`: no buffering or copying: parallel `put_part` of slices of one prebuilt buffer,
 //!   `in_flight` per file, then Complete; files that fit in one part are one PutObject each.
 //!   What the server and network allow at this part size and concurrency.
+//! - `ceiling-copy`: the ceiling plus the one copy any stream API makes: each part's bytes
+//!   are copied from the prebuilt buffer into a part buffer on the calling thread before its
+//!   `put_part`, the buffers recycled (at most `in_flight` + 1 live, each faulted once), as
+//!   s3native recycles its own. What a writer that must copy the caller's bytes can reach.
 //!
 //! The object_store ways read the same `conf.fs.s3a.*` endpoint, credentials and region, and
 //! `unsigned=true|false` (payload signing off/on, to match s3native's). Over https the CA is
@@ -173,8 +177,9 @@ fn upload(a: &Args, store: &Arc<AmazonS3>, rt: &tokio::runtime::Runtime, key: &s
             counts.part.fetch_add(a.size.div_ceil(a.part).max(1) as u64, Relaxed);
             counts.complete.fetch_add(1, Relaxed);
         }),
-        "ceiling" => rt.block_on(async {
+        "ceiling" | "ceiling-copy" => rt.block_on(async {
             let path = Path::from(key);
+            let pool = Recycled::default();
             // Prebuilt parts: slices of the source (one part plus SOURCE long for this way).
             let slice = |i: usize, len: usize| {
                 let at = (at0 + i * a.part) % SOURCE;
@@ -191,6 +196,9 @@ fn upload(a: &Args, store: &Arc<AmazonS3>, rt: &tokio::runtime::Runtime, key: &s
             let mut ids: Vec<_> = stream::iter(parts)
                 .map(|(i, data)| {
                     let (store, path, id) = (store.clone(), path.clone(), id.clone());
+                    // Copied here, on the thread that polls the parts (this one), as a stream's
+                    // write copies on the caller's thread.
+                    let data = if a.way == "ceiling-copy" { pool.copy_of(&data) } else { data };
                     async move { store.put_part(&path, &id, i, data.into()).await.map(|p| (i, p)) }
                 })
                 .buffer_unordered(a.in_flight)
@@ -202,9 +210,39 @@ fn upload(a: &Args, store: &Arc<AmazonS3>, rt: &tokio::runtime::Runtime, key: &s
             store.complete_multipart(&path, &id, ids.into_iter().map(|(_, p)| p).collect()).await.expect("complete");
             counts.complete.fetch_add(1, Relaxed);
         }),
-        other => panic!("way is s3native, writemultipart or ceiling, got '{other}'"),
+        other => panic!("way is s3native, writemultipart, ceiling or ceiling-copy, got '{other}'"),
     }
     None
+}
+
+/// Part buffers for `ceiling-copy`: a buffer goes back to the pool when the last `Bytes` of
+/// its part is dropped (the request done), and the next part is copied into it.
+#[derive(Clone, Default)]
+struct Recycled(Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
+
+/// One part's buffer, lent out as the owner of a `Bytes`.
+struct Lent(Vec<u8>, Recycled);
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.0);
+        self.1 .0.lock().unwrap().push(buf);
+    }
+}
+
+impl Recycled {
+    fn copy_of(&self, src: &[u8]) -> Bytes {
+        let mut buf = self.0.lock().unwrap().pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(src);
+        Bytes::from_owner(Lent(buf, self.clone()))
+    }
 }
 
 /// What one class of writers (the small files, or the big file) did: bytes, the time from
@@ -290,7 +328,7 @@ fn main() {
             x ^= x << 17;
             c.copy_from_slice(&x.to_le_bytes());
         }
-        if a.way == "ceiling" {
+        if a.way.starts_with("ceiling") {
             let tail: Vec<u8> = v.iter().copied().cycle().take(a.part).collect();
             v.extend_from_slice(&tail);
         }
