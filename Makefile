@@ -287,7 +287,7 @@ hadoop-tests:
 # writes benches/results/<date>.{json,md} and charts; `make bench-smoke` is CI's small round
 # of every variant (results under target/bench-smoke). `make bench BENCH_ARGS=--issue13`
 # measures only issue 13's figures side by side (network-bound profile, CPU per GiB, budget,
-# FileSystem create.performance, 64-writer memory, fairness; about 35 minutes at full scale)
+# FileSystem create.performance, 64-writer memory, fairness; about 25 minutes at full scale)
 # into benches/results/<date>-issue13.*, each figure a ratio next to its target;
 # BENCH_ARGS='--issue13 --smoke' runs the same cells at scale 1/16 (a few minutes).
 S3S_FS := target/tools/bin/s3s-fs

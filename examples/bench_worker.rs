@@ -12,9 +12,11 @@
 //!   `in_flight` per file, then Complete; files that fit in one part are one PutObject each.
 //!   What the server and network allow at this part size and concurrency.
 //! - `ceiling-copy`: the ceiling plus the one copy any stream API makes: each part's bytes
-//!   are copied from the prebuilt buffer into a part buffer on the calling thread before its
-//!   `put_part`, the buffers recycled (at most `in_flight` + 1 live, each faulted once), as
-//!   s3native recycles its own. What a writer that must copy the caller's bytes can reach.
+//!   are copied from the prebuilt buffer into a part buffer on the calling thread (the one
+//!   polling the parts) before its `put_part`; a buffer goes back to a pool of this file's
+//!   when its request is done, so about `in_flight` of them are live (not capped) and each is
+//!   faulted once per file. Files that fit one part are one PutObject with no copy, as in
+//!   `ceiling`. What a writer that must copy the caller's bytes can reach.
 //!
 //! The object_store ways read the same `conf.fs.s3a.*` endpoint, credentials and region, and
 //! `unsigned=true|false` (payload signing off/on, to match s3native's). Over https the CA is

@@ -29,8 +29,9 @@ multipart size or active blocks spelled out) unless the variant says otherwise. 
      the machine (/proc/stat), of the worker, its s3native runtime threads, the other
      process and each server process (/proc/<pid>/stat), and the connections the worker
      opened (run_fair).
-At full scale with 3 rounds, on an otherwise idle 2-core machine, this takes about 35
-minutes (cell 1 about 20 of them: each 2 GiB run at 4 connections of 9 MB/s is a minute).
+At full scale with 3 rounds, on an otherwise idle 2-core machine, this takes about 25
+minutes (22 on 2026-12-08; cell 1 about 11 of them: each 2 GiB run at S3A's 4 connections
+of 9 MB/s is a minute and a half).
 
 Every run's peak of established TCP connections to the endpoint is read from outside, from
 /proc/<pid>/fd and /proc/<pid>/net/tcp{,6} every 0.1 s (warm-up file included).
