@@ -10,7 +10,7 @@ seconds writers were blocked by s3native's memory budget; the largest over round
 RSS and of buffer memory (s3native's part buffers, or S3A's direct ByteBuffers); the median
 peak of TCP connections to the endpoint (read from outside the process).
 
-A run with `--issue13` also gets the "Issue 13 figures" table (ISSUE13_FIGURES): each of
+A run with `--issue13` also gets the "Issue 13 figures" table (`issue13`): each of
 the issue's "Speed and memory" figures as the median over rounds of its per-round value
 (min..max), next to its target, with what the same run shows of the bound.
 """

@@ -231,7 +231,7 @@ FAIR_BESIDE_PART = 8 * MIB
 # The ceiling at a writer's connection count: run after the writers of the cell in each
 # round, once per (peak connections, part size) measured for its s3native variants.
 SAME_CONNECTIONS = "ceiling at the same connections"
-# (profile, tls, workload, variants): the figure each serves is in report.py's ISSUE13_FIGURES.
+# (profile, tls, workload, variants): the figure each serves is in report.py's issue13().
 ISSUE13_CELLS = [
     ("netbound", True, "1 x 2 GiB", ["stream", "stream-256", "s3a-disk", SAME_CONNECTIONS]),
     ("loopback", True, "1 x 2 GiB", ["stream", "rust", "writemultipart", "ceiling", "ceiling-copy"]),
